@@ -1,0 +1,31 @@
+# Entry points: `make test` (what CI runs), `make demo`, `make lint`.
+# scripts/bootstrap.sh sets up the virtualenv and jars once; later runs take a fraction of a second.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+
+# Every recipe line runs with the venv first on PATH (CDCLAKE_CACHE, VENV, JAVA_HOME set too).
+ENV := source scripts/env.sh &&
+
+.PHONY: bootstrap demo test lint kafka-start kafka-stop
+
+bootstrap:
+	bash scripts/bootstrap.sh
+
+demo: bootstrap
+	$(ENV) cdclake demo --target ./demo-output
+
+# Unit and e2e tests alike; the e2e fixture starts its own broker on a free port.
+test: bootstrap
+	bash scripts/kafka.sh install
+	$(ENV) "$$VENV/bin/python" -m pytest -q tests
+
+# Both checks run even when the first fails, so one run shows every problem.
+lint: bootstrap
+	$(ENV) status=0; ruff check src tests || status=1; mypy || status=1; exit $$status
+
+# A broker for trying things by hand: 127.0.0.1:$${KAFKA_PORT:-19092}.
+kafka-start:
+	bash scripts/kafka.sh start
+
+kafka-stop:
+	bash scripts/kafka.sh stop

@@ -1,0 +1,148 @@
+"""Tables without a key: exactly the live rows, duplicates included.
+
+With no key, a row is identified by its content. The table keeps one physical row per live
+source row, each with ``_cdc_row_hash`` (SHA-256 of the content) and ``_cdc_dup`` (1..n among
+identical rows), and the newest position that touched that content. A batch turns into a net
+count per content:
+
+- an insert (or snapshot read) adds one row equal to its after image, a delete removes one row
+  equal to its before image, an update does both;
+- an event whose position is not newer than what is stored for its content is ignored, so a
+  re-delivered event has no effect, while the snapshot reads of one batch, which share one source
+  position, all land (identical non-snapshot events of one batch count once);
+- when the last copy of a content goes, a tombstone keeps its position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from delta.tables import DeltaTable
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+
+from cdclake.apply import tables as T
+from cdclake.apply.scd1 import TableResult, Txn
+from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
+
+HASH_COL = "_cdc_row_hash"
+DUP_COL = "_cdc_dup"
+KEYLESS_FIELDS = [StructField(HASH_COL, StringType()), StructField(DUP_COL, IntegerType())]
+
+
+def _content_hash(image: str, columns: Sequence[str]) -> F.Column:
+    return F.sha2(F.to_json(F.struct(*[F.col(image)[c].alias(c) for c in columns])), 256)
+
+
+def row_events(rows: DataFrame, columns: Sequence[str]) -> DataFrame:
+    """Changes -> (+1 after image, -1 before image) events per content."""
+    meta = [F.col(c) for c in ("position", "seq", "source_ts", "lineage", "op")]
+    plus = rows.filter(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & F.col("a").isNotNull())
+    minus = rows.filter(F.col("op").isin(Op.DELETE, Op.UPDATE) & F.col("b").isNotNull())
+    return plus.select(
+        _content_hash("a", columns).alias("h"), F.lit(1).alias("sign"), *meta,
+        *[F.col("a")[c].alias(c) for c in columns],
+    ).unionByName(
+        minus.select(
+            _content_hash("b", columns).alias("h"), F.lit(-1).alias("sign"), *meta,
+            *[F.col("b")[c].alias(c) for c in columns],
+        )
+    )
+
+
+def apply_keyless(
+    spark: SparkSession,
+    target: T.Target,
+    table: str,
+    rows: DataFrame,
+    row_struct: StructType,
+    txn: Txn,
+    result: TableResult,
+) -> None:
+    columns = [f.name for f in row_struct.fields]
+    path = target.table_path(table)
+    events = row_events(rows, columns)
+    # A re-delivery inside one batch: same content, same position, same sign, not a snapshot read.
+    w_dup = Window.partitionBy("h", "position", "sign").orderBy("seq")
+    events = events.withColumn(
+        "_redelivered", (F.col("op") != Op.READ) & (F.row_number().over(w_dup) > 1)
+    )
+    stored = (
+        spark.read.format("delta").load(path)
+        .groupBy(F.col(HASH_COL).alias("h"))
+        .agg(F.count(F.lit(1)).alias("c"), F.max(POSITION_COL).alias("p"))
+    )
+    tomb_path = target.tombstone_path(table)
+    tomb_schema = StructType([StructField("h", StringType()),
+                              StructField(POSITION_COL, rows.schema["position"].dataType)])
+    tombs = T.ensure_table(spark, tomb_path, tomb_schema).toDF().withColumnRenamed(
+        POSITION_COL, "tp"
+    )
+    ev = events.join(stored, "h", "left").join(tombs, "h", "left")
+    seen = F.greatest(F.col("p"), F.col("tp"))
+    ev = ev.withColumn(
+        "_stale", F.col("_redelivered") | (seen.isNotNull() & (F.col("position") <= seen))
+    ).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        result.ignored += ev.filter("_stale").count()
+        live = ev.filter(~F.col("_stale"))
+        last = Window.partitionBy("h").orderBy(F.col("position").desc(), F.col("seq").desc())
+        per_content = (
+            live.withColumn("_rn", F.row_number().over(last))
+            .withColumn("net", F.sum("sign").over(Window.partitionBy("h")))
+            .filter("_rn = 1")
+            .select(
+                "h", "position", "op", "source_ts", "lineage", *columns,
+                F.coalesce(F.col("c"), F.lit(0)).alias("c"),
+                F.greatest(F.lit(0), F.coalesce(F.col("c"), F.lit(0)) + F.col("net")).alias(
+                    "final"
+                ),
+            )
+        )
+        slots = per_content.select(
+            "*", F.explode(F.sequence(F.lit(1), F.greatest(F.col("c"), F.col("final"), F.lit(1))))
+            .alias("dup")
+        ).filter((F.col("dup") <= F.col("c")) | (F.col("dup") <= F.col("final")))
+        meta_set = {
+            POSITION_COL: "s.position",
+            OP_COL: "s.op",
+            SOURCE_TS_COL: "s.source_ts",
+            LINEAGE_COL: "s.lineage",
+        }
+        with txn("merge"):
+            merged = (
+                DeltaTable.forPath(spark, path).alias("t")
+                .merge(slots.alias("s"), f"t.{HASH_COL} = s.h AND t.{DUP_COL} = s.dup")
+                .whenMatchedDelete(condition="s.dup > s.final")
+                .whenMatchedUpdate(set=meta_set)
+                .whenNotMatchedInsert(
+                    condition="s.dup <= s.final",
+                    values={
+                        **{T.quote(c): f"s.{T.quote(c)}" for c in columns},
+                        HASH_COL: "s.h",
+                        DUP_COL: "s.dup",
+                        **meta_set,
+                    },
+                )
+                .execute()
+            )
+        row = merged.first()
+        if row is not None:
+            result.inserted += int(row["num_inserted_rows"] or 0)
+            result.deleted += int(row["num_deleted_rows"] or 0)
+        gone = per_content.filter("final = 0").select("h", F.col("position").alias(POSITION_COL))
+        with txn("tombstones"):
+            (
+                DeltaTable.forPath(spark, tomb_path).alias("t")
+                .merge(gone.alias("s"), "t.h = s.h")
+                .whenMatchedUpdate(
+                    condition=f"s.{POSITION_COL} > t.{POSITION_COL}",
+                    set={POSITION_COL: f"s.{POSITION_COL}"},
+                )
+                .whenNotMatchedInsertAll()
+                .execute()
+            )
+    finally:
+        ev.unpersist()

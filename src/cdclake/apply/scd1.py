@@ -1,0 +1,289 @@
+"""SCD type 1: keep exactly the live rows of a source table, whatever order changes arrive in.
+
+The rules (``stored_as_scd_type=1``):
+
+- within a batch the last change per key by ``position`` wins (input order breaks ties);
+- across batches a change whose position is not newer than what the table holds for its key is
+  ignored: re-delivered and late events have no effect;
+- a delete leaves a tombstone ``(key, position)`` in ``<target>/_cdc_tombstones/<identifier>``
+  so that an older event cannot bring the row back, while a newer insert does;
+- a truncate removes every row older than its position and is remembered as a table property,
+  so that older events that arrive later are ignored too;
+- a column the source marks unavailable (PostgreSQL TOAST) keeps its stored value;
+- an update whose before image has another key also deletes the old key (primary-key change).
+
+Tables without a key keep one physical row per live source row, duplicates included; see
+:mod:`cdclake.apply.keyless`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from delta.tables import DeltaTable
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from cdclake.apply import tables as T
+from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
+
+UPSERT = "upsert"
+DELETE = "delete"
+
+
+@dataclass
+class TableResult:
+    """What one batch did to one table."""
+
+    table: str
+    changes: int = 0
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+    ignored: int = 0  # stale, re-delivered, or a delete of a row that is not there
+    truncated: int = 0
+    key_columns: tuple[str, ...] = ()
+    key_source: str = ""
+    rows_now: int | None = None
+
+
+def _merge_counts(result: DataFrame | None) -> tuple[int, int, int]:
+    row = result.first() if result is not None else None
+    if row is None:
+        return 0, 0, 0
+    d = row.asDict()
+    return (
+        int(d.get("num_inserted_rows") or 0),
+        int(d.get("num_updated_rows") or 0),
+        int(d.get("num_deleted_rows") or 0),
+    )
+
+
+class Txn:
+    """Idempotent Delta writes: a replayed batch skips the writes it already committed."""
+
+    def __init__(self, spark: SparkSession, app_id: str | None, version: int | None) -> None:
+        self.spark, self.app_id, self.version = spark, app_id, version
+
+    def __call__(self, step: str) -> _TxnScope:
+        return _TxnScope(self, step)
+
+
+class _TxnScope:
+    def __init__(self, txn: Txn, step: str) -> None:
+        self.txn, self.step = txn, step
+
+    def __enter__(self) -> None:
+        if self.txn.app_id is not None and self.txn.version is not None:
+            conf = self.txn.spark.conf
+            conf.set("spark.databricks.delta.write.txnAppId", f"{self.txn.app_id}/{self.step}")
+            conf.set("spark.databricks.delta.write.txnVersion", str(self.txn.version))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.txn.app_id is not None:
+            conf = self.txn.spark.conf
+            conf.unset("spark.databricks.delta.write.txnAppId")
+            conf.unset("spark.databricks.delta.write.txnVersion")
+
+
+def position_literal(position: Sequence[int]) -> Column:
+    return F.array(*[F.lit(int(x)).cast("bigint") for x in position])
+
+
+def apply_truncates(
+    spark: SparkSession, path: str, rows: DataFrame, txn: Txn, result: TableResult
+) -> DataFrame:
+    """Delete rows older than the newest truncate; drop changes at or before it."""
+    newest = rows.filter(F.col("op") == Op.TRUNCATE).agg(F.max("position")).first()
+    batch_pos = list(newest[0]) if newest and newest[0] is not None else None
+    stored = T.position_from_text(T.table_properties(spark, path).get(T.TRUNCATE_PROPERTY))
+    if batch_pos is not None and (stored is None or batch_pos > stored):
+        with txn("truncate"):
+            before = spark.read.format("delta").load(path).count()
+            DeltaTable.forPath(spark, path).delete(
+                F.col(POSITION_COL) < position_literal(batch_pos)
+            )
+            result.truncated += before - spark.read.format("delta").load(path).count()
+        T.set_properties(spark, path, {T.TRUNCATE_PROPERTY: T.position_to_text(batch_pos)})
+        stored = batch_pos
+    data = rows.filter(F.col("op") != Op.TRUNCATE)
+    if stored is None:
+        return data
+    return data.filter(F.col("position") > position_literal(stored))
+
+
+def _key_of(image: str, keys: Sequence[str]) -> list[Column]:
+    return [F.col(image)[k].alias(f"_k{i}") for i, k in enumerate(keys)]
+
+
+def expand(rows: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
+    """Changes -> row operations: an upsert of the after image and/or a delete of the before key."""
+    meta = [F.col(c) for c in ("position", "seq", "source_ts", "lineage", "unavailable", "op")]
+    key_changed = F.lit(False)
+    for k in keys:
+        key_changed = key_changed | ~F.col("b")[k].eqNullSafe(F.col("a")[k])
+    upserts = rows.filter(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & F.col("a").isNotNull())
+    deletes = rows.filter(
+        (F.col("op") == Op.DELETE)
+        | (
+            (F.col("op") == Op.UPDATE)
+            & F.col("b").isNotNull()
+            & (F.col("a").isNull() | key_changed)
+        )
+    )
+    up = upserts.select(
+        *_key_of("a", keys), F.lit(UPSERT).alias("_kind"), *meta,
+        *[F.col("a")[c].alias(c) for c in columns],
+    )
+    dl = deletes.select(
+        *_key_of("b", keys), F.lit(DELETE).alias("_kind"), *meta,
+        *[F.lit(None).alias(c) for c in columns],
+    )
+    return up.unionByName(dl, allowMissingColumns=True)
+
+
+def fill_unavailable(ops: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
+    """An unavailable (TOAST) value takes the last known value of the same key in this batch."""
+    w = (
+        Window.partitionBy(*[f"_k{i}" for i in range(len(keys))])
+        .orderBy("position", "seq")
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    filled = {}
+    for c in columns:
+        known = F.when(~F.array_contains(F.col("unavailable"), c), F.struct(F.col(c).alias("v")))
+        filled[c] = F.last(known, ignorenulls=True).over(w)
+    out = ops.select(
+        *[c for c in ops.columns if c not in columns],
+        *[filled[c]["v"].alias(c) for c in columns],
+        *[filled[c].isNull().alias(f"_u_{i}") for i, c in enumerate(columns)],
+    )
+    still = F.filter(
+        F.array(*[F.when(F.col(f"_u_{i}"), F.lit(c)) for i, c in enumerate(columns)]),
+        lambda x: x.isNotNull(),
+    )
+    return out.withColumn("unavailable", F.array_intersect(F.col("unavailable"), still)).drop(
+        *[f"_u_{i}" for i in range(len(columns))]
+    )
+
+
+def latest_per_key(ops: DataFrame, keys: Sequence[str]) -> DataFrame:
+    w = Window.partitionBy(*[f"_k{i}" for i in range(len(keys))]).orderBy(
+        F.col("position").desc(), F.col("seq").desc()
+    )
+    return ops.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+
+
+def _key_match(keys: Sequence[str], left: str, right: str) -> str:
+    """Null-safe equality of the table's key columns with the source's ``_k0.._kn``."""
+    return " AND ".join(f"{left}.{T.quote(k)} <=> {right}.`_k{i}`" for i, k in enumerate(keys))
+
+
+def record_tombstones(
+    spark: SparkSession,
+    target: T.Target,
+    table: str,
+    source: DataFrame,
+    keys: Sequence[str],
+    key_types: StructType,
+    txn: Txn,
+) -> DataFrame:
+    """Upsert ``(key, position)`` of this batch's deletes; return the tombstone positions."""
+    path = target.tombstone_path(table)
+    schema = StructType([*key_types.fields, *T.meta_fields(source.schema["position"].dataType)[:1]])
+    tomb = T.ensure_table(spark, path, schema)
+    deletes = source.filter(F.col("_kind") == DELETE)
+    with txn("tombstones"):
+        (
+            tomb.alias("t")
+            .merge(deletes.alias("s"), _key_match(keys, "t", "s"))
+            .whenMatchedUpdate(
+                condition=f"s.position > t.{POSITION_COL}",
+                set={POSITION_COL: "s.position"},
+            )
+            .whenNotMatchedInsert(
+                values={
+                    **{T.quote(k): f"s.`_k{i}`" for i, k in enumerate(keys)},
+                    POSITION_COL: "s.position",
+                }
+            )
+            .execute()
+        )
+    return spark.read.format("delta").load(path)
+
+
+def apply_keyed(
+    spark: SparkSession,
+    target: T.Target,
+    table: str,
+    rows: DataFrame,
+    row_struct: StructType,
+    keys: Sequence[str],
+    txn: Txn,
+    result: TableResult,
+) -> None:
+    """Apply one batch of a keyed table's changes (``rows`` has ``a``/``b`` typed images)."""
+    columns = [f.name for f in row_struct.fields]
+    path = target.table_path(table)
+    ops = expand(rows, keys, columns)
+    if not rows.filter(F.size("unavailable") > 0).isEmpty():
+        ops = fill_unavailable(ops, keys, columns)
+    source = latest_per_key(ops, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        key_types = StructType([row_struct[k] for k in keys])
+        tombs = record_tombstones(spark, target, table, source, keys, key_types, txn)
+        tomb_pos = tombs.select(
+            *[F.col(k).alias(f"_t{i}") for i, k in enumerate(keys)],
+            F.col(POSITION_COL).alias("_tomb"),
+        )
+        cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
+        joined = source.join(tomb_pos, on=_and(cond), how="left").drop(
+            *[f"_t{i}" for i in range(len(keys))]
+        )
+        meta_set = {
+            POSITION_COL: "s.position",
+            OP_COL: "s.op",
+            SOURCE_TS_COL: "s.source_ts",
+            LINEAGE_COL: "s.lineage",
+        }
+        update_set = {
+            T.quote(c): f"CASE WHEN array_contains(s.unavailable, '{c}') THEN t.{T.quote(c)} "
+            f"ELSE s.{T.quote(c)} END"
+            for c in columns
+        }
+        delta = DeltaTable.forPath(spark, path)
+        with txn("merge"):
+            merged = (
+                delta.alias("t")
+                .merge(joined.alias("s"), _key_match(keys, "t", "s"))
+                .whenMatchedDelete(
+                    condition=f"s._kind = '{DELETE}' AND s.position > t.{POSITION_COL}"
+                )
+                .whenMatchedUpdate(
+                    condition=f"s._kind = '{UPSERT}' AND s.position > t.{POSITION_COL}",
+                    set={**update_set, **meta_set},
+                )
+                .whenNotMatchedInsert(
+                    condition=f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)",
+                    values={**{T.quote(c): f"s.{T.quote(c)}" for c in columns}, **meta_set},
+                )
+                .execute()
+            )
+        ins, upd, dele = _merge_counts(merged)
+        n_source = source.count()
+        result.inserted += ins
+        result.updated += upd
+        result.deleted += dele
+        result.ignored += n_source - ins - upd - dele
+    finally:
+        source.unpersist()
+
+
+def _and(conds: Sequence[Column]) -> Column:
+    out = conds[0]
+    for c in conds[1:]:
+        out = out & c
+    return out

@@ -1,0 +1,302 @@
+"""Raw records -> canonical changes: format dispatch, key resolution and typing of row images.
+
+Typing is where formats meet the core. A format leaves each row image as JSON text with a
+``schema_token``; here the few distinct ``(format, table, token)`` groups of a batch are collected
+(a tiny result: one row per table and schema version), each is turned into a list of
+:class:`~cdclake.formats.base.ColumnSpec`, and the images are typed with column expressions only.
+A value that does not fit its column quarantines the change with a message naming both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from functools import reduce
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    DateType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from cdclake import formats
+from cdclake.errors import DecodeError
+from cdclake.formats.base import ColumnSpec, DecodeOptions, Format
+from cdclake.model import CHANGE_SCHEMA, DATA_OPS, META_PREFIX, KeySource, Op
+
+TableSchemas = Callable[[str], StructType | None]
+"""Looks up the current schema of a target table by source identifier (None: no table yet)."""
+
+_FORMAT = "_format"
+NOT_A_FORMAT = "not a message of any known format ({names})"
+
+
+def _no_tables(_: str) -> StructType | None:
+    return None
+
+
+def text_spec(name: str, data_type: DataType) -> ColumnSpec:
+    """A column typed from plain JSON text by Spark's casts (schemaless input).
+
+    Dates also accept epoch days; binary values are base64.
+    """
+
+    def convert(raw: Column) -> Column:
+        if isinstance(data_type, StringType):
+            return raw
+        if isinstance(data_type, BinaryType):
+            return F.try_to_binary(raw, F.lit("base64"))
+        if isinstance(data_type, DateType):
+            return F.coalesce(
+                raw.try_cast("date"), F.date_from_unix_date(raw.try_cast("int"))
+            )
+        if isinstance(data_type, StructType) or data_type.typeName() in ("array", "map"):
+            return F.from_json(raw, data_type)
+        return raw.try_cast(data_type)
+
+    return ColumnSpec(name, data_type, convert, data_type.simpleString())
+
+
+def envelopes(raw: DataFrame, format_name: str, options: DecodeOptions) -> DataFrame:
+    """Raw records -> envelopes of one format, or of every format detected (``auto``)."""
+    if format_name != formats.AUTO:
+        fmt = formats.get(format_name)
+        return fmt.envelope(raw, options).withColumn(_FORMAT, F.lit(fmt.name))
+    fmts = formats.all_formats()
+    detected = F.lit(None).cast("string")
+    for fmt in reversed(fmts):
+        detected = F.when(fmt.detect(F.col("value")), F.lit(fmt.name)).otherwise(detected)
+    tagged = raw.withColumn(_FORMAT, F.when(F.col("value").isNull(), F.lit(fmts[0].name))
+                            .otherwise(detected))
+    parts = [
+        fmt.envelope(tagged.filter(F.col(_FORMAT) == fmt.name), options).withColumn(
+            _FORMAT, F.lit(fmt.name)
+        )
+        for fmt in fmts
+    ]
+    unknown = formats.get(fmts[0].name).envelope(
+        tagged.filter(F.col(_FORMAT).isNull()), options
+    ).select(
+        *[F.col(c) for c in parts[0].columns if c not in ("error", "op", _FORMAT)],
+        F.lit(None).cast("string").alias("op"),
+        F.lit(NOT_A_FORMAT.format(names=", ".join(f.name for f in fmts))).alias("error"),
+        F.lit(None).cast("string").alias(_FORMAT),
+    )
+    return reduce(DataFrame.unionByName, parts, unknown.select(*parts[0].columns))
+
+
+def _configured_keys(env: DataFrame, options: DecodeOptions) -> DataFrame:
+    """``--primary-key`` wins over what the message says."""
+    if not options.primary_keys:
+        return env
+    lookup = F.create_map(
+        *[x for t, cols in options.primary_keys.items() for x in (F.lit(t), F.array(*map(F.lit,
+                                                                                      cols)))]
+    )
+    configured = F.get(lookup, F.col("table"))
+    return env.withColumns(
+        {
+            "key_columns": F.coalesce(configured, F.col("key_columns")),
+            "key_source": F.when(configured.isNotNull(), F.lit(KeySource.CONFIG)).otherwise(
+                F.col("key_source")
+            ),
+        }
+    )
+
+
+def infer_types(env: DataFrame) -> dict[str, StructType]:
+    """Per table, the Spark types of schemaless row images (one small aggregate)."""
+    image = F.coalesce(F.col("after_text"), F.col("before_text"))
+    rows = (
+        env.select("table", image.alias("image"))
+        .groupBy("table")
+        .agg(F.expr("schema_of_variant_agg(try_parse_json(image))").alias("ddl"))
+        .collect()
+    )
+    spark = env.sparkSession
+    out: dict[str, StructType] = {}
+    for r in rows:
+        ddl = r["ddl"]
+        if not ddl or not ddl.startswith("OBJECT<"):
+            continue
+        struct_ddl = "STRUCT<" + ddl[len("OBJECT<"):]
+        dtype = spark.sql(f"SELECT CAST(NULL AS {struct_ddl.replace('OBJECT<', 'STRUCT<')}) x")\
+            .schema[0].dataType
+        assert isinstance(dtype, StructType)
+        out[r["table"]] = StructType(
+            [StructField(f.name, _widen_inferred(f.dataType)) for f in dtype.fields]
+        )
+    return out
+
+
+def _widen_inferred(t: DataType) -> DataType:
+    # Inference sees only the values of this batch: an unbounded JSON number stays a double
+    # rather than a decimal sized to the sample, and nested values stay JSON text.
+    name = t.typeName()
+    if name == "decimal":
+        from pyspark.sql.types import DoubleType
+
+        return DoubleType()
+    if name in ("struct", "array", "map", "variant", "void"):
+        return StringType()
+    return t
+
+
+def _specs_for(
+    fmt: Format,
+    table: str,
+    token: str | None,
+    options: DecodeOptions,
+    table_schemas: TableSchemas,
+    inferred: dict[str, StructType],
+) -> list[ColumnSpec]:
+    if token is not None:
+        return fmt.column_specs(token, options)
+    known = table_schemas(table)
+    fields = [f for f in (known.fields if known else []) if not f.name.startswith(META_PREFIX)]
+    names = {f.name for f in fields}
+    fields += [f for f in inferred.get(table, StructType()).fields if f.name not in names]
+    return [text_spec(f.name, f.dataType) for f in fields]
+
+
+def row_struct(specs: Sequence[ColumnSpec]) -> StructType:
+    """The Spark struct a row image with these columns is read as."""
+    return StructType([StructField(s.name, s.data_type, True) for s in specs])
+
+
+def _typed_image(text: Column, specs: Sequence[ColumnSpec]) -> tuple[Column, Column, Column]:
+    """JSON text of a row image -> (variant of typed values, error, unavailable columns)."""
+    raw = F.from_json(text, StructType([StructField(s.name, StringType()) for s in specs]))
+    values, errors, unavailable = [], [], []
+    for s in specs:
+        cell = raw[s.name]
+        typed = s.convert(cell)
+        if s.is_unavailable is not None:
+            missing = F.coalesce(s.is_unavailable(cell), F.lit(False))
+            unavailable.append(F.when(missing, F.lit(s.name)))
+            typed = F.when(~missing, typed)
+            bad = cell.isNotNull() & ~missing & typed.isNull()
+        else:
+            bad = cell.isNotNull() & typed.isNull()
+        values.append(typed.cast(s.data_type).alias(s.name))
+        errors.append(
+            F.when(
+                bad,
+                F.concat(
+                    F.lit(f"column {s.name}: value '"),
+                    F.substring(cell, 1, 100),
+                    F.lit(f"' does not fit {s.expected}"),
+                ),
+            )
+        )
+    not_object = text.isNotNull() & raw.isNull()
+    error = F.when(
+        not_object, F.concat(F.lit("row image is not a JSON object: "), F.substring(text, 1, 100))
+    ).otherwise(F.coalesce(*errors, F.lit(None).cast("string")) if errors else F.lit(None))
+    variant = F.when(text.isNotNull(), F.to_variant_object(F.struct(*values))) if values else (
+        F.when(text.isNotNull(), F.parse_json(F.lit("{}")))
+    )
+    unavailable_col = (
+        F.filter(F.array(*unavailable), lambda x: x.isNotNull()) if unavailable else F.array()
+    )
+    return variant, error, unavailable_col.cast("array<string>")
+
+
+def _key_error(specs: Sequence[ColumnSpec]) -> Column:
+    names = F.array(*[F.lit(s.name) for s in specs]) if specs else F.array().cast("array<string>")
+    missing = F.array_except(F.col("key_columns"), names)
+    return F.when(
+        F.size(missing) > 0,
+        F.concat(
+            F.lit("key column(s) "),
+            F.array_join(missing, ", "),
+            F.lit(" not in the row of "),
+            F.col("table"),
+            F.lit(" (columns: "),
+            F.array_join(names, ", "),
+            F.lit(")"),
+        ),
+    )
+
+
+def _identity_error() -> Column:
+    """A keyless delete or update with no before image cannot say which row it removes."""
+    return F.when(
+        (F.size(F.col("key_columns")) == 0)
+        & (F.col("op") == Op.DELETE)
+        & F.col("before_text").isNull(),
+        F.lit("no key and no before image: cannot tell which row to delete "
+              "(give --primary-key TABLE=COLS or capture full before images)"),
+    )
+
+
+def _typed_group(env: DataFrame, specs: Sequence[ColumnSpec]) -> DataFrame:
+    before, before_err, _ = _typed_image(F.col("before_text"), specs)
+    after, after_err, unavailable = _typed_image(F.col("after_text"), specs)
+    row_schema = json.dumps(row_struct(specs).jsonValue(), separators=(",", ":"))
+    error = F.coalesce(after_err, before_err, _key_error(specs), _identity_error())
+    return env.select(
+        *[F.col(c) for c in ("table", "op", "key_columns", "key_source")],
+        before.alias("before"),
+        after.alias("after"),
+        F.lit(row_schema).alias("row_schema"),
+        unavailable.alias("unavailable"),
+        *[F.col(c) for c in ("position", "seq", "source_ts", "lineage", "raw", "detail", "meta")],
+        error.alias("error"),
+    )
+
+
+def _untyped(env: DataFrame) -> DataFrame:
+    return env.select(
+        *[
+            F.col(f.name) if f.name in env.columns else F.lit(None).cast(f.dataType).alias(f.name)
+            for f in CHANGE_SCHEMA.fields
+        ]
+    )
+
+
+def decode(
+    raw: DataFrame,
+    format_name: str = "debezium",
+    options: DecodeOptions | None = None,
+    table_schemas: TableSchemas = _no_tables,
+) -> DataFrame:
+    """Raw records -> canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`).
+
+    Runs one small job to find the distinct row schemas of the input; the result is a lazy
+    DataFrame over a persisted intermediate.
+    """
+    options = options or DecodeOptions()
+    env = _configured_keys(envelopes(raw, format_name, options), options)
+    env = env.persist(StorageLevel.MEMORY_AND_DISK)
+    has_image = F.col("before_text").isNotNull() | F.col("after_text").isNotNull()
+    typable = F.col("error").isNull() & F.col("op").isin(*DATA_OPS) & has_image
+    groups = env.filter(typable).select(_FORMAT, "table", "schema_token").distinct().collect()
+    inferred = (
+        infer_types(env.filter(typable & F.col("schema_token").isNull()))
+        if any(g["schema_token"] is None for g in groups)
+        else {}
+    )
+    parts = [_untyped(env.filter(~typable))]
+    for g in groups:
+        fmt = formats.get(g[_FORMAT])
+        in_group = (
+            (F.col(_FORMAT) == g[_FORMAT])
+            & (F.col("table") == g["table"])
+            & F.col("schema_token").eqNullSafe(g["schema_token"])
+        )
+        try:
+            specs = _specs_for(fmt, g["table"], g["schema_token"], options, table_schemas,
+                               inferred)
+        except DecodeError as e:
+            parts.append(_untyped(env.filter(typable & in_group).withColumn("error",
+                                                                            F.lit(str(e)))))
+            continue
+        parts.append(_typed_group(env.filter(typable & in_group), specs))
+    return reduce(DataFrame.unionByName, parts)

@@ -1,0 +1,140 @@
+"""What a format module provides, and what the core does with it.
+
+A format turns raw records (:data:`cdclake.model.RAW_SCHEMA`) into *envelopes*
+(:data:`ENVELOPE_SCHEMA`): the canonical change minus the typed row images, which are still JSON
+text plus a ``schema_token`` that says how to type them. The core then collects the few distinct
+``(table, schema_token)`` pairs of a batch on the driver, asks the format for the
+:class:`ColumnSpec` list of each, and types the row images with column expressions only.
+
+A format overrides:
+
+- :meth:`Format.detect`: is this raw value one of mine? (for ``--format auto``)
+- :meth:`Format.envelope`: raw records -> envelopes (explode multi-row messages here)
+- :meth:`Format.column_specs`: one ``schema_token`` -> the columns of the row image
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql.types import (
+    ArrayType,
+    DataType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+from cdclake.model import LINEAGE_TYPE, POSITION_TYPE
+
+Converter = Callable[[Column], Column]
+"""Raw text of one JSON value -> a typed Column; null when the text does not fit the type.
+
+The raw text is what ``from_json(..., StringType)`` renders: a JSON string's contents unquoted, a
+number's or boolean's literal text, a nested object's or array's JSON text; null for JSON null.
+"""
+
+
+@dataclass(frozen=True)
+class ColumnSpec:
+    """One column of a row image: its Spark type and how to get there from raw JSON text.
+
+    ``expected`` names the source type in error messages ("INT32", "decimal(10,2)").
+    ``is_unavailable`` flags a placeholder that means "value not sent, keep the stored one".
+    """
+
+    name: str
+    data_type: DataType
+    convert: Converter
+    expected: str
+    is_unavailable: Callable[[Column], Column] | None = None
+    nullable: bool = True
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """Options every format may read (all optional)."""
+
+    primary_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    tinyint1_as_boolean: bool = False
+    source_timezone: str = "UTC"
+
+
+ENVELOPE_SCHEMA = StructType(
+    [
+        StructField("table", StringType()),
+        StructField("op", StringType()),
+        StructField("key_columns", ArrayType(StringType())),
+        StructField("key_source", StringType()),
+        StructField("before_text", StringType()),  # JSON object text of the before image
+        StructField("after_text", StringType()),  # JSON object text of the after image
+        StructField("schema_token", StringType()),  # how to type the images; null: from table
+        StructField("position", POSITION_TYPE),
+        StructField("seq", LINEAGE_TYPE),
+        StructField("source_ts", TimestampType()),
+        StructField("lineage", LINEAGE_TYPE),
+        StructField("raw", StringType()),
+        StructField("detail", StringType()),
+        StructField("meta", MapType(StringType(), StringType())),
+        StructField("error", StringType()),
+    ]
+)
+ENVELOPE_COLUMNS: tuple[str, ...] = tuple(ENVELOPE_SCHEMA.fieldNames())
+
+
+class Format(ABC):
+    """Base of every format. Subclasses are registered in :mod:`cdclake.formats`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    @abstractmethod
+    def detect(self, value: Column) -> Column:
+        """A boolean Column: does this raw JSON value (text) look like a message of this format?
+
+        Must be cheap and must not overlap with the other formats' detection.
+        """
+
+    @abstractmethod
+    def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
+        """Raw records (:data:`cdclake.model.RAW_SCHEMA`) -> envelopes (:data:`ENVELOPE_SCHEMA`).
+
+        Every raw record yields at least one envelope row: a change, a control record, or a row
+        with ``error`` set (quarantine). Use :func:`select_envelope` to finish.
+        """
+
+    @abstractmethod
+    def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
+        """The columns of a row image whose envelope carried ``schema_token``.
+
+        Raises :class:`cdclake.errors.DecodeError` when the token describes a type the format
+        cannot map; the message names the column and the type.
+        """
+
+
+def select_envelope(df: DataFrame, **columns: Column) -> DataFrame:
+    """Project ``df`` to :data:`ENVELOPE_SCHEMA`, casting each given column; missing ones null."""
+    from pyspark.sql import functions as F
+
+    out = []
+    for f in ENVELOPE_SCHEMA.fields:
+        col = columns.get(f.name)
+        out.append((F.lit(None) if col is None else col).cast(f.dataType).alias(f.name))
+    return df.select(*out)
+
+
+__all__ = [
+    "ENVELOPE_COLUMNS",
+    "ENVELOPE_SCHEMA",
+    "ColumnSpec",
+    "Converter",
+    "DecodeOptions",
+    "Format",
+    "select_envelope",
+]

@@ -1,0 +1,263 @@
+"""Debezium JSON change events (SQL Server, PostgreSQL, MySQL/MariaDB connectors).
+
+Producer documentation: Debezium connector reference, "Data change events" (SQL Server,
+PostgreSQL, MySQL), and Kafka Connect's JsonConverter (``schemas.enable``).
+
+A value with the schema envelope (``schemas.enable=true``)::
+
+    {"schema": {"type": "struct", "fields": [{"field": "before", ...}, {"field": "after",
+     "fields": [{"type": "int32", "field": "id"}, ...]}, ...]},
+     "payload": {"before": null, "after": {"id": 1005, ...}, "op": "c", "ts_ms": 1559729471739,
+                 "source": {"connector": "sqlserver", "db": "testDB", "schema": "dbo",
+                            "table": "customers", "commit_lsn": "00000027:00000758:0005",
+                            "change_lsn": "00000027:00000758:0003", "event_serial_no": "1"}}}
+
+or the bare payload (``schemas.enable=false``). A null value is a tombstone.
+
+Positions (compared element by element as numbers, never as text):
+
+- SQL Server: commit_lsn, change_lsn (each as its three hex parts), event_serial_no
+- PostgreSQL: lsn
+- MySQL / MariaDB: binlog file number, pos, row
+
+With the schema envelope the row images are typed from the field schemas
+(:mod:`cdclake.formats.debezium_types`); bare payloads are typed from the target table or inferred.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdclake.errors import DecodeError
+from cdclake.formats import debezium_types
+from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, select_envelope
+from cdclake.model import KeySource, Op
+
+OPS: dict[str, str] = {
+    "c": Op.INSERT,
+    "u": Op.UPDATE,
+    "d": Op.DELETE,
+    "r": Op.READ,
+    "t": Op.TRUNCATE,
+    "m": Op.MESSAGE,
+}
+TRANSACTION_STATUS: dict[str, str] = {"BEGIN": Op.BEGIN, "END": Op.COMMIT}
+UNAVAILABLE = "__debezium_unavailable_value"
+
+_SOURCE = (
+    "STRUCT<connector: STRING, name: STRING, db: STRING, schema: STRING, `table`: STRING, "
+    "ts_ms: STRING, snapshot: STRING, change_lsn: STRING, commit_lsn: STRING, "
+    "event_serial_no: STRING, lsn: STRING, txId: STRING, file: STRING, pos: STRING, "
+    "`row`: STRING, gtid: STRING, scn: STRING, commit_scn: STRING>"
+)
+_BODY: list[tuple[str, str]] = [
+    ("before", "STRING"),
+    ("after", "STRING"),
+    ("source", _SOURCE),
+    ("op", "STRING"),
+    ("ts_ms", "STRING"),
+    ("message", "STRUCT<prefix: STRING, content: STRING>"),
+    ("transaction", "STRUCT<id: STRING, total_order: STRING, data_collection_order: STRING>"),
+    ("status", "STRING"),
+    ("id", "STRING"),
+]
+# The value is parsed once, whether it has the schema envelope or is the bare payload.
+_VALUE = ", ".join(
+    [
+        "`schema` STRUCT<name: STRING, fields: ARRAY<STRUCT<field: STRING, fields: STRING>>>",
+        "payload STRUCT<" + ", ".join(f"`{n}`: {t}" for n, t in _BODY) + ">",
+        *[f"`{n}` {t}" for n, t in _BODY],
+        "_malformed STRING",
+    ]
+)
+
+
+def _lsn_parts(lsn: Column) -> list[Column]:
+    """SQL Server LSN ``0000002b:00000758:0003`` -> its three parts as numbers (-1 when absent)."""
+    parts = F.split(lsn, ":")
+    return [
+        F.coalesce(F.conv(F.get(parts, i), 16, 10).cast("bigint"), F.lit(-1)) for i in range(3)
+    ]
+
+
+def _num(text: Column) -> Column:
+    return F.coalesce(text.try_cast("bigint"), F.lit(-1))
+
+
+def _position(src: Column) -> Column:
+    connector = F.lower(src["connector"])
+    sqlserver = F.array(
+        *_lsn_parts(src["commit_lsn"]), *_lsn_parts(src["change_lsn"]), _num(src["event_serial_no"])
+    )
+    binlog_no = F.regexp_extract(src["file"], r"(\d+)$", 1).try_cast("bigint")
+    mysql = F.array(F.coalesce(binlog_no, F.lit(-1)), _num(src["pos"]), _num(src["row"]))
+    return (
+        F.when(connector == "sqlserver", sqlserver)
+        .when(connector == "postgresql", F.array(_num(src["lsn"])))
+        .when(connector.isin("mysql", "mariadb"), mysql)
+        .when(src["lsn"].isNotNull(), F.array(_num(src["lsn"])))
+        .when(src["commit_scn"].isNotNull(), F.array(_num(src["commit_scn"]), _num(src["scn"])))
+        .when(src["scn"].isNotNull(), F.array(_num(src["scn"])))
+    )
+
+
+def _position_error(src: Column, position: Column) -> Column:
+    """Why a data event has no usable position (null when it has one)."""
+    bad_lsn = F.lower(src["connector"]).eqNullSafe("postgresql") & src["lsn"].try_cast(
+        "bigint"
+    ).isNull()
+    return (
+        F.when(
+            position.isNull(),
+            F.concat(
+                F.lit("cannot order events of connector '"),
+                F.coalesce(src["connector"], F.lit("<none>")),
+                F.lit("': expected source.lsn, commit_lsn/change_lsn, file/pos or scn"),
+            ),
+        )
+        .when(
+            bad_lsn,
+            F.concat(
+                F.lit("source.lsn '"),
+                F.coalesce(src["lsn"], F.lit("null")),
+                F.lit("' is not an integer LSN"),
+            ),
+        )
+    )
+
+
+def _table(src: Column) -> Column:
+    schema = F.when(F.coalesce(src["schema"], F.lit("")) != "", src["schema"])
+    return F.when(
+        F.coalesce(src["table"], F.lit("")) != "",
+        F.concat_ws(".", src["db"], schema, src["table"]),
+    )
+
+
+def _lookup(mapping: dict[str, str]) -> Column:
+    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
+
+
+def _key_columns(key: Column) -> Column:
+    parsed = F.from_json(key, "schema STRING, payload STRING")
+    payload = F.when(
+        parsed["schema"].isNotNull() & parsed["payload"].isNotNull(), parsed["payload"]
+    ).otherwise(key)
+    return F.coalesce(F.json_object_keys(payload), F.array().cast("array<string>"))
+
+
+class DebeziumFormat(Format):
+    name: ClassVar[str] = "debezium"
+    description: ClassVar[str] = "Debezium JSON (SQL Server, PostgreSQL, MySQL/MariaDB)"
+
+    def detect(self, value: Column) -> Column:
+        op = F.coalesce(
+            F.get_json_object(value, "$.payload.op"), F.get_json_object(value, "$.op")
+        )
+        status = F.coalesce(
+            F.get_json_object(value, "$.payload.status"), F.get_json_object(value, "$.status")
+        )
+        return op.isin(*OPS) | status.isin(*TRANSACTION_STATUS)
+
+    def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
+        parsed = raw.select(
+            "*",
+            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"})
+            .alias("_v"),
+        )
+        v = F.col("_v")
+        enveloped = v["payload"].isNotNull()
+        body = {
+            f: F.when(enveloped, v["payload"][f]).otherwise(v[f])
+            for f in ("before", "after", "source", "op", "ts_ms", "message", "transaction",
+                      "status", "id")
+        }
+        src = body["source"]
+        op_code = body["op"]
+        status = body["status"]
+        tombstone = F.col("value").isNull()
+        fields = v["schema"]["fields"]
+        token = F.coalesce(
+            F.get(F.filter(fields, lambda f: f["field"] == "after"), 0)["fields"],
+            F.get(F.filter(fields, lambda f: f["field"] == "before"), 0)["fields"],
+        )
+        op = (
+            F.when(tombstone, F.lit(Op.TOMBSTONE))
+            .when(op_code.isNotNull(), _lookup(OPS)[op_code])
+            .when(status.isNotNull(), _lookup(TRANSACTION_STATUS)[status])
+            .when(body["ts_ms"].isNotNull() & src.isNull(), F.lit(Op.HEARTBEAT))
+        )
+        position = _position(src)
+        is_data = op.isin(Op.INSERT, Op.UPDATE, Op.DELETE, Op.READ, Op.TRUNCATE)
+        table = _table(src)
+        error = (
+            F.when(tombstone, F.lit(None))
+            .when(v["_malformed"].isNotNull() | v.isNull(), F.lit("not valid JSON"))
+            .when(
+                op.isNull() & op_code.isNotNull(),
+                F.concat(
+                    F.lit("unknown op '"),
+                    op_code,
+                    F.lit(f"' (expected one of {', '.join(OPS)})"),
+                ),
+            )
+            .when(op.isNull(), F.lit("not a Debezium change event: no op, status or ts_ms"))
+            .when(is_data & table.isNull(), F.lit("no source table in source.db/schema/table"))
+            .when(is_data, _position_error(src, position))
+        )
+        record_key = F.col("key").isNotNull()
+        meta = F.map_from_arrays(
+            F.array(*map(F.lit, ("connector", "snapshot", "txId", "gtid", "oldkey", "newkey"))),
+            F.array(
+                src["connector"],
+                src["snapshot"],
+                F.coalesce(src["txId"], body["transaction"]["id"], body["id"]),
+                src["gtid"],
+                F.col("headers")["__debezium.oldkey"],
+                F.col("headers")["__debezium.newkey"],
+            ),
+        )
+        detail = (
+            F.when(op == Op.MESSAGE, F.concat_ws(":", body["message"]["prefix"],
+                                                 body["message"]["content"]))
+            .when(status.isNotNull(), body["id"])
+        )
+        return select_envelope(
+            parsed,
+            table=table,
+            op=op,
+            key_columns=F.when(record_key, _key_columns(F.col("key"))).otherwise(
+                F.array().cast("array<string>")
+            ),
+            key_source=F.when(record_key, F.lit(KeySource.RECORD_KEY)).otherwise(
+                F.lit(KeySource.NONE)
+            ),
+            before_text=body["before"],
+            after_text=body["after"],
+            schema_token=token,
+            position=F.when(is_data, position),
+            seq=F.col("lineage"),
+            source_ts=F.timestamp_millis(
+                F.coalesce(src["ts_ms"], body["ts_ms"]).try_cast("bigint")
+            ),
+            lineage=F.col("lineage"),
+            raw=F.col("raw"),
+            detail=detail,
+            meta=meta,
+            error=error,
+        )
+
+    def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
+        try:
+            fields = json.loads(schema_token)
+        except json.JSONDecodeError as e:
+            raise DecodeError(f"row schema is not JSON: {schema_token[:200]!r}: {e}") from None
+        if not isinstance(fields, list):
+            raise DecodeError(
+                f"row schema 'fields' must be a list of field schemas, got {schema_token[:200]!r}"
+            )
+        return debezium_types.row_specs(fields)

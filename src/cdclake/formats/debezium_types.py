@@ -1,0 +1,589 @@
+"""Kafka Connect / Debezium field schemas -> :class:`~cdclake.formats.base.ColumnSpec`.
+
+A Debezium envelope with ``schemas.enable=true`` describes each row image as a Kafka Connect
+``struct`` schema; each entry of its ``fields`` list says how one column is encoded in JSON (Kafka
+Connect ``JsonConverter``; Debezium "Data types" sections of each connector's documentation)::
+
+    {"type": "bytes", "optional": false, "name": "org.apache.kafka.connect.data.Decimal",
+     "version": 1, "parameters": {"scale": "2", "connect.decimal.precision": "10"},
+     "field": "price"}
+
+:func:`column_spec` maps one such entry to a Spark type plus a converter that takes the column's
+raw JSON text (see :data:`cdclake.formats.base.Converter`) and returns the typed value, or NULL
+when the text does not fit. :func:`infer_spec` does the same for schemaless JSON when the Spark
+type is already known. Mapping decisions (see also ``FORMATS.md`` §1):
+
+- ``Decimal`` -> ``DecimalType(precision or 38, scale)``; precision above 38 is capped at 38
+  (values that do not fit become NULL, i.e. a decode error for that row); a negative scale is
+  folded into the unscaled value (scale 0). Unscaled values of 1..16 bytes are decoded.
+- ``VariableScaleDecimal`` -> ``StringType`` holding the exact plain decimal text ("-12.3400"):
+  its scale varies per row, so no fixed ``DecimalType`` fits.
+- Time-of-day types -> ``StringType`` ``[-]HH:MM:SS.ffffff`` (always 6 fraction digits; hours
+  may exceed 23 and be negative, as MySQL ``TIME`` values can; ``NanoTime`` is truncated to µs).
+  ``ZonedTime``/``IsoTime`` keep the text as given. Spark's TIME type is not usable here.
+- ``MicroDuration`` -> ``LongType`` µs (Delta has no interval type); ``Interval`` -> ``StringType``.
+- ``Timestamp``/``MicroTimestamp``/``NanoTimestamp`` (wall clock) -> ``TimestampNTZType``,
+  ``NanoTimestamp`` truncated (floor) to µs; ``ZonedTimestamp``/``IsoTimestamp`` ->
+  ``TimestampType``.
+- PostgreSQL ``infinity``/``-infinity`` saturate to the largest/smallest Spark value:
+  ``9999-12-31 23:59:59.999999`` / ``0001-01-01 00:00:00`` (dates ``9999-12-31``/``0001-01-01``).
+  Recognised encodings: int64 ``9223372036825200000``/``-9223372036832400000`` (the PostgreSQL
+  JDBC ``DATE_POSITIVE/NEGATIVE_INFINITY``, emitted unchanged in the ms and µs types) and
+  ``Long.MAX_VALUE``/``Long.MIN_VALUE`` (newer Debezium for ``NanoTimestamp``); zoned strings
+  ``"infinity"``/``"-infinity"`` or with a year of 9+ digits (older Debezium); epoch days beyond
+  PostgreSQL's own date range (4714-11-24 BC .. 5874897-12-31). Other values outside Spark's range
+  are NULL.
+- TOAST: ``is_unavailable`` flags ``__debezium_unavailable_value`` in string columns, its base64
+  in bytes columns, arrays whose elements are all the placeholder, and maps whose values are.
+- Nested ``struct``/``array``/``map`` are typed recursively; a nested value is NULL as a whole
+  when any part of it does not fit. Maps with non-string keys arrive as ``[[key, value], ...]``.
+- Not supported: Kafka Connect ``decimal.format=NUMERIC`` (a JSON number cannot be told apart
+  from base64 text here).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import reduce
+from typing import Any
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    ByteType,
+    CharType,
+    DataType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IntegerType,
+    LongType,
+    MapType,
+    ShortType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampNTZType,
+    TimestampType,
+    VarcharType,
+)
+
+from cdclake.errors import DecodeError
+from cdclake.formats.base import ColumnSpec, Converter
+
+UNAVAILABLE = "__debezium_unavailable_value"
+UNAVAILABLE_BASE64 = base64.b64encode(UNAVAILABLE.encode()).decode()
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+PG_POSITIVE_INFINITY = 9223372036825200000
+PG_NEGATIVE_INFINITY = -9223372036832400000
+_LONG_MAX, _LONG_MIN = 2**63 - 1, -(2**63)
+MAX_TIMESTAMP_US = 253402300799999999  # 9999-12-31 23:59:59.999999
+MIN_TIMESTAMP_US = -62135596800000000  # 0001-01-01 00:00:00
+MAX_DATE_DAYS, MIN_DATE_DAYS = 2932896, -719162  # 9999-12-31, 0001-01-01
+_PG_MAX_DATE_DAYS, _PG_MIN_DATE_DAYS = 2145042905, -2440588  # 5874897-12-31, 4714-11-24 BC
+
+_PHYSICAL_SPARK: dict[str, DataType] = {
+    "int8": ByteType(),
+    "int16": ShortType(),
+    "int32": IntegerType(),
+    "int64": LongType(),
+    "float32": FloatType(),
+    "float64": DoubleType(),
+}
+_PHYSICAL_TYPES = (*_PHYSICAL_SPARK, "boolean", "string", "bytes", "array", "map", "struct")
+_TIME_FRACTION = r"(\.\d{1,9})?"
+_ZONE = r"(Z|[+-]\d{2}(:?\d{2}(:?\d{2})?)?)"
+_ISO_TIMESTAMP = rf"^\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}(:\d{{2}}{_TIME_FRACTION})?"
+_ISO_TIME = rf"^([01]\d|2[0-4]):[0-5]\d(:[0-5]\d{_TIME_FRACTION})?{_ZONE}?$"
+_ISO_DATE = rf"^(\d{{4}}-\d{{2}}-\d{{2}}){_ZONE}?$"
+
+
+@dataclass(frozen=True)
+class _Typed:
+    """A ColumnSpec without its name: what one (possibly nested) schema decodes to."""
+
+    data_type: DataType
+    convert: Converter
+    expected: str
+    is_unavailable: Callable[[Column], Column] | None = None
+
+
+# --- public API ---------------------------------------------------------------------------------
+
+
+def column_spec(field: Mapping[str, Any]) -> ColumnSpec:
+    """The :class:`ColumnSpec` of one entry of a Debezium ``before``/``after`` ``fields`` list.
+
+    >>> spec = column_spec({"type": "int32", "name": "io.debezium.time.Date", "field": "d"})
+    >>> spec.data_type, spec.expected
+    (DateType(), 'io.debezium.time.Date')
+
+    Raises :class:`DecodeError` naming the field and the type when the schema uses a Kafka
+    Connect type this module cannot map.
+    """
+    if not isinstance(field, Mapping):
+        raise DecodeError(f"field schema {field!r} is not a JSON object; expected {{'type': ...}}")
+    name = field.get("field")
+    if not isinstance(name, str):
+        raise DecodeError(f"field schema {dict(field)!r} has no 'field' name; expected a string")
+    typed = _typed(field, name)
+    return ColumnSpec(
+        name=name,
+        data_type=typed.data_type,
+        convert=typed.convert,
+        expected=typed.expected,
+        is_unavailable=typed.is_unavailable,
+        nullable=bool(field.get("optional", True)),
+    )
+
+
+def row_specs(fields: Sequence[Mapping[str, Any]]) -> list[ColumnSpec]:
+    """The specs of a row image's ``fields`` list, in order.
+
+    >>> [s.name for s in row_specs([{"type": "int32", "field": "id"}])]
+    ['id']
+    """
+    if isinstance(fields, str | bytes) or not isinstance(fields, Sequence):
+        raise DecodeError(f"row schema fields {fields!r} is not a list; expected a JSON array")
+    return [column_spec(f) for f in fields]
+
+
+def infer_spec(name: str, data_type: DataType) -> ColumnSpec:
+    """A spec that reads schemaless JSON text into a Spark type the core already knows.
+
+    Integers and floats via ``try_cast`` of the text, booleans from ``true``/``false``, strings
+    as they are, binary from base64, decimals from plain text (rounded as Spark casts do), dates
+    and timestamps from ISO-8601 text (``TimestampNTZType`` rejects text with an offset), arrays,
+    maps and structs recursively from their JSON text.
+
+    >>> infer_spec("n", LongType()).expected
+    'bigint'
+    """
+    typed = _inferred(data_type, name)
+    return ColumnSpec(
+        name, data_type, typed.convert, data_type.simpleString(), typed.is_unavailable
+    )
+
+
+# --- schema walking -----------------------------------------------------------------------------
+
+
+def _typed(schema: Mapping[str, Any], path: str) -> _Typed:
+    if not isinstance(schema, Mapping):
+        raise DecodeError(f"field {path!r}: schema {schema!r} is not a JSON object")
+    physical = schema.get("type")
+    if physical not in _PHYSICAL_TYPES:
+        raise DecodeError(
+            f"field {path!r}: Kafka Connect type {physical!r} is not supported; "
+            f"expected one of {', '.join(_PHYSICAL_TYPES)}"
+        )
+    logical = schema.get("name")
+    entry = _LOGICAL.get(logical) if isinstance(logical, str) else None
+    if entry is not None and physical in entry[0]:
+        return entry[1](schema, path)
+    typed = _physical(schema, str(physical), path)
+    if isinstance(logical, str) and physical != "struct":  # Json, Uuid, Bits, Year, ...: by name
+        return _Typed(typed.data_type, typed.convert, logical, typed.is_unavailable)
+    return typed
+
+
+def _physical(schema: Mapping[str, Any], physical: str, path: str) -> _Typed:
+    if physical in _PHYSICAL_SPARK:
+        spark_type = _PHYSICAL_SPARK[physical]
+        return _Typed(spark_type, _cast_to(spark_type), physical)
+    if physical == "boolean":
+        return _Typed(BooleanType(), _boolean, physical)
+    if physical == "string":
+        return _Typed(StringType(), _identity, physical, _unavailable_text)
+    if physical == "bytes":
+        return _Typed(BinaryType(), _base64, physical, _unavailable_bytes)
+    if physical == "array":
+        return _array(_typed(schema.get("items", {}), f"{path}[]"))
+    if physical == "map":
+        key = _typed(schema.get("keys", {}), f"{path}{{key}}")
+        value = _typed(schema.get("values", {}), f"{path}{{value}}")
+        # JsonConverter writes a map as an object only when its keys are strings
+        return _map(key, value, pairs=schema.get("keys", {}).get("type") != "string")
+    fields = schema.get("fields")
+    if not isinstance(fields, list):
+        raise DecodeError(f"field {path!r}: struct schema has no 'fields' list (got {fields!r})")
+    members = []
+    for f in fields:
+        member = f.get("field") if isinstance(f, Mapping) else None
+        if not isinstance(member, str):
+            raise DecodeError(f"field {path!r}: struct member {f!r} has no 'field' name")
+        members.append((member, _typed(f, f"{path}.{member}")))
+    listed = ", ".join(f"{n}: {t.expected}" for n, t in members)
+    return _struct(members, str(schema.get("name") or f"struct<{listed}>"))
+
+
+def _array(item: _Typed) -> _Typed:
+    data_type = ArrayType(item.data_type, containsNull=True)
+
+    def convert(raw: Column) -> Column:
+        parsed = F.from_json(raw, ArrayType(StringType()))
+        out = F.transform(parsed, item.convert)
+        fits = F.size(F.array_compact(parsed)) == F.size(F.array_compact(out))
+        return F.when(fits, out).cast(data_type)
+
+    return _Typed(data_type, convert, f"array<{item.expected}>", _unavailable_array)
+
+
+def _map(key: _Typed, value: _Typed, *, pairs: bool) -> _Typed:
+    """A map from a JSON object, or (``pairs``) from ``[[key, value], ...]``."""
+    data_type = MapType(key.data_type, value.data_type, valueContainsNull=True)
+
+    def broken(entry: Column) -> Column:
+        k, v = (entry.getItem(0), entry.getItem(1)) if pairs else (entry["key"], entry["value"])
+        wrong_size = (F.size(entry) != 2) if pairs else F.lit(False)
+        return wrong_size | key.convert(k).isNull() | (v.isNotNull() & value.convert(v).isNull())
+
+    def typed_entry(entry: Column) -> Column:
+        k, v = (entry.getItem(0), entry.getItem(1)) if pairs else (entry["key"], entry["value"])
+        return F.struct(key.convert(k).alias("key"), value.convert(v).alias("value"))
+
+    def convert(raw: Column) -> Column:
+        if pairs:
+            entries = F.from_json(raw, ArrayType(ArrayType(StringType())))
+        else:
+            entries = F.map_entries(F.from_json(raw, "map<string,string>"))
+        typed = F.map_from_entries(F.transform(entries, typed_entry))
+        return F.when(~F.exists(entries, broken), typed).cast(data_type)
+
+    unavailable = None if pairs else _unavailable_map
+    return _Typed(data_type, convert, f"map<{key.expected}, {value.expected}>", unavailable)
+
+
+def _struct(members: list[tuple[str, _Typed]], expected: str) -> _Typed:
+    data_type = StructType([StructField(n, t.data_type, True) for n, t in members])
+    parse_schema = StructType([StructField(n, StringType(), True) for n, _ in members])
+
+    def convert(raw: Column) -> Column:
+        parsed = F.from_json(raw, parse_schema)
+        texts = [parsed.getField(n) for n, _ in members]
+        values = [t.convert(text) for text, (_, t) in zip(texts, members, strict=True)]
+        broken = [text.isNotNull() & v.isNull() for text, v in zip(texts, values, strict=True)]
+        fits = reduce(lambda a, b: a & ~b, broken, raw.startswith("{"))
+        named = [v.alias(n) for v, (n, _) in zip(values, members, strict=True)]
+        return F.when(fits, F.struct(*named)).cast(data_type)
+
+    return _Typed(data_type, convert, expected)
+
+
+# --- logical types ------------------------------------------------------------------------------
+
+
+def _decimal(schema: Mapping[str, Any], path: str) -> _Typed:
+    params = schema.get("parameters") or {}
+    scale = _int_param(params, "scale", path, default=None)
+    precision = _int_param(params, "connect.decimal.precision", path, default=38)
+    label = f"{DECIMAL}(scale={scale}" + (
+        f", precision={precision})" if "connect.decimal.precision" in params else ")"
+    )
+    if scale > 38:
+        raise DecodeError(f"field {path!r}: {label} has a scale above Spark's maximum 38")
+    if scale < 0:  # e.g. Oracle NUMBER(5,-2): fold the scale into the integer
+        data_type = DecimalType(min(38, precision - scale), 0)
+    else:
+        data_type = DecimalType(max(min(38, precision), scale), scale)
+
+    def convert(raw: Column) -> Column:
+        text = _with_scale(_unscaled_text(_base64(raw)), F.lit(scale))
+        return text.try_cast(data_type)
+
+    return _Typed(data_type, convert, label, _unavailable_bytes)
+
+
+def _variable_scale_decimal(_schema: Mapping[str, Any], _path: str) -> _Typed:
+    parts = StructType([StructField("scale", StringType()), StructField("value", StringType())])
+
+    def convert(raw: Column) -> Column:
+        parsed = F.from_json(raw, parts)
+        scale = parsed.getField("scale").try_cast("int")
+        return _with_scale(_unscaled_text(_base64(parsed.getField("value"))), scale)
+
+    return _Typed(StringType(), convert, VARIABLE_SCALE_DECIMAL)
+
+
+def _int_param(params: Mapping[str, Any], key: str, path: str, default: int | None) -> int:
+    value = params.get(key, default)
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        raise DecodeError(
+            f"field {path!r}: {DECIMAL} parameter {key}={value!r} is not an integer"
+        ) from None
+
+
+def _epoch_days(raw: Column) -> Column:
+    days = raw.try_cast("long")
+    return (
+        F.when(days.between(MIN_DATE_DAYS, MAX_DATE_DAYS), F.date_from_unix_date(days))
+        .when(days > _PG_MAX_DATE_DAYS, F.date_from_unix_date(F.lit(MAX_DATE_DAYS)))
+        .when(days < _PG_MIN_DATE_DAYS, F.date_from_unix_date(F.lit(MIN_DATE_DAYS)))
+    )
+
+
+def _epoch_timestamp(unit_per_micro: int, micros_per_unit: int) -> Converter:
+    """int64 since the epoch -> TimestampNTZ; ns are floored to µs, infinities saturate."""
+
+    def convert(raw: Column) -> Column:
+        n = raw.try_cast("long")
+        if unit_per_micro > 1:
+            micros = _floor_div(n, unit_per_micro)
+        else:
+            micros = F.try_multiply(n, F.lit(micros_per_unit))
+        return (
+            F.when(n.isin(PG_POSITIVE_INFINITY, _LONG_MAX), _ntz(F.lit(MAX_TIMESTAMP_US)))
+            .when(n.isin(PG_NEGATIVE_INFINITY, _LONG_MIN), _ntz(F.lit(MIN_TIMESTAMP_US)))
+            .when(micros.between(MIN_TIMESTAMP_US, MAX_TIMESTAMP_US), _ntz(micros))
+        )
+
+    return convert
+
+
+def _zoned_timestamp(raw: Column) -> Column:
+    text = F.trim(raw)
+    lowered = F.lower(text)
+    return (
+        F.when(
+            lowered.isin("infinity", "+infinity") | text.rlike(r"^\+\d{9,}-"),
+            _ltz(MAX_TIMESTAMP_US),
+        )
+        .when((lowered == "-infinity") | text.rlike(r"^-\d{9,}-"), _ltz(MIN_TIMESTAMP_US))
+        .when(text.rlike(_ISO_TIMESTAMP + _ZONE + "$"), text.try_cast(TimestampType()))
+    )
+
+
+def _iso_date(raw: Column) -> Column:
+    return F.regexp_extract(raw, _ISO_DATE, 1).try_cast(DateType())
+
+
+def _time_of_day(unit_per_micro: int, micros_per_unit: int) -> Converter:
+    """A count of ms/µs/ns since midnight -> ``[-]HH:MM:SS.ffffff`` (ns truncated to µs)."""
+
+    def convert(raw: Column) -> Column:
+        n = raw.try_cast("long")
+        magnitude = F.abs(n)  # non-negative from here on, so `div` is floor division
+        if unit_per_micro > 1:
+            micros = _div(magnitude, unit_per_micro)
+        else:
+            micros = F.try_multiply(magnitude, F.lit(micros_per_unit))
+        seconds = _div(micros, 1_000_000)
+        text = F.format_string(
+            "%s%02d:%02d:%02d.%06d",
+            F.when(n < 0, F.lit("-")).otherwise(F.lit("")),
+            _div(seconds, 3600),
+            F.pmod(_div(seconds, 60), F.lit(60)),
+            F.pmod(seconds, F.lit(60)),
+            F.pmod(micros, F.lit(1_000_000)),
+        )
+        return F.when(micros.isNotNull(), text)
+
+    return convert
+
+
+def _iso_time(raw: Column) -> Column:
+    return F.when(raw.rlike(_ISO_TIME), raw)
+
+
+# --- primitive converters -----------------------------------------------------------------------
+
+
+def _identity(raw: Column) -> Column:
+    return raw
+
+
+def _cast_to(data_type: DataType) -> Converter:
+    return lambda raw: raw.try_cast(data_type)
+
+
+def _boolean(raw: Column) -> Column:
+    text = F.lower(F.trim(raw))
+    return F.when(text == "true", F.lit(True)).when(text == "false", F.lit(False))
+
+
+def _base64(raw: Column) -> Column:
+    return F.try_to_binary(raw, F.lit("base64"))
+
+
+def _div(n: Column, k: int) -> Column:
+    """Integral division (truncates toward zero; callers pass non-negative ``n``)."""
+    return F.call_function("div", n, F.lit(k))
+
+
+def _floor_div(n: Column, k: int) -> Column:
+    """Floor division, exact for any long: subtract the non-negative remainder first."""
+    return _div(n - F.pmod(n, F.lit(k)), k)
+
+
+def _ntz(micros: Column) -> Column:
+    # timestamp_add on a TIMESTAMP_NTZ keeps the wall clock whatever the session time zone is
+    return F.timestamp_add("MICROSECOND", micros, F.lit("1970-01-01 00:00:00").cast(_NTZ))
+
+
+def _ltz(micros: int) -> Column:
+    return F.timestamp_micros(F.lit(micros))
+
+
+def _unscaled_text(data: Column) -> Column:
+    """Big-endian two's-complement bytes (1..16) -> the integer's decimal text; NULL otherwise.
+
+    The hex digits are split into two unsigned 64-bit halves (``conv`` to base 10) and recombined
+    in decimal(38,0). A negative number is written as ``-(~x + 1)``, the bits inverted digit by
+    digit, so that no intermediate exceeds the magnitude of the result (and the sign goes on the
+    text: Spark's decimal negation rounds to 34 digits). Each input is referenced only a few times
+    so that the generated code stays small.
+    """
+    digits = F.hex(data)
+    negative = F.substring(digits, 1, 1) >= F.lit("8")
+    inverted = F.when(negative, F.lit("FEDCBA9876543210")).otherwise(F.lit("0123456789ABCDEF"))
+    magnitude = F.call_function("translate", digits, F.lit("0123456789ABCDEF"), inverted)
+    padded = F.lpad(magnitude, 32, "0")
+    high = F.conv(F.substring(padded, 1, 16), 16, 10).cast(DecimalType(20, 0))
+    low = F.conv(F.substring(padded, 17, 16), 16, 10).cast(DecimalType(20, 0))
+    value = F.try_add(F.try_multiply(high, F.lit(Decimal(2**64))), low)
+    plus_one = F.when(negative, F.lit(Decimal(1))).otherwise(F.lit(Decimal(0)))
+    sign = F.when(negative, F.lit("-")).otherwise(F.lit(""))
+    text = F.concat(sign, F.try_add(value, plus_one).cast(StringType()))
+    return F.when(F.length(digits).between(2, 32), text)
+
+
+def _with_scale(integer_text: Column, scale: Column) -> Column:
+    """``("-123400", 4)`` -> ``"-12.3400"``, ``("5", -2)`` -> ``"500"``: plain decimal text.
+
+    Zeros go after the sign, the point before the last ``scale`` digits, then surplus leading
+    zeros go; ``integer_text`` is referenced once.
+    """
+    positive = F.greatest(scale, F.lit(0))
+    padded = F.regexp_replace(
+        integer_text, F.lit("^(-?)"), F.concat(F.lit("$1"), F.repeat(F.lit("0"), positive))
+    )
+    last_digits = F.concat(F.lit("(\\d{"), positive.cast(StringType()), F.lit("})$"))
+    point = F.when(scale > 0, F.lit(".$1")).otherwise(F.lit("$1"))
+    pointed = F.regexp_replace(padded, last_digits, point)
+    shifted = F.concat(pointed, F.repeat(F.lit("0"), F.greatest(-scale, F.lit(0))))
+    return F.regexp_replace(shifted, "^(-?)0+(?=\\d)", "$1")
+
+
+# --- TOAST placeholders -------------------------------------------------------------------------
+
+
+def _unavailable_text(raw: Column) -> Column:
+    return raw == F.lit(UNAVAILABLE)
+
+
+def _unavailable_bytes(raw: Column) -> Column:
+    return raw == F.lit(UNAVAILABLE_BASE64)
+
+
+def _is_placeholder(text: Column) -> Column:
+    return text.isin(UNAVAILABLE, UNAVAILABLE_BASE64)
+
+
+def _unavailable_array(raw: Column) -> Column:
+    items = F.from_json(raw, ArrayType(StringType()))
+    return F.coalesce((F.size(items) > 0) & F.forall(items, _is_placeholder), F.lit(False))
+
+
+def _unavailable_map(raw: Column) -> Column:
+    values = F.map_values(F.from_json(raw, "map<string,string>"))
+    return F.coalesce((F.size(values) > 0) & F.forall(values, _is_placeholder), F.lit(False))
+
+
+# --- the logical types -------------------------------------------------------------------------
+
+_Builder = Callable[[Mapping[str, Any], str], _Typed]
+
+
+def _fixed(
+    data_type: DataType, convert: Converter, unavailable: Callable[[Column], Column] | None = None
+) -> _Builder:
+    """A builder for a logical type without parameters; ``expected`` is its name."""
+    return lambda schema, _path: _Typed(data_type, convert, str(schema["name"]), unavailable)
+
+
+_INTS = ("int32", "int64")
+_TEXT = ("string",)
+_NTZ = TimestampNTZType()
+_LOGICAL: dict[str, tuple[tuple[str, ...], _Builder]] = {
+    DECIMAL: (("bytes",), _decimal),
+    VARIABLE_SCALE_DECIMAL: (("struct",), _variable_scale_decimal),
+    "org.apache.kafka.connect.data.Date": (_INTS, _fixed(DateType(), _epoch_days)),
+    "io.debezium.time.Date": (_INTS, _fixed(DateType(), _epoch_days)),
+    "org.apache.kafka.connect.data.Timestamp": (_INTS, _fixed(_NTZ, _epoch_timestamp(1, 1000))),
+    "io.debezium.time.Timestamp": (_INTS, _fixed(_NTZ, _epoch_timestamp(1, 1000))),
+    "io.debezium.time.MicroTimestamp": (_INTS, _fixed(_NTZ, _epoch_timestamp(1, 1))),
+    "io.debezium.time.NanoTimestamp": (_INTS, _fixed(_NTZ, _epoch_timestamp(1000, 1))),
+    "io.debezium.time.ZonedTimestamp": (_TEXT, _fixed(TimestampType(), _zoned_timestamp)),
+    "io.debezium.time.IsoTimestamp": (_TEXT, _fixed(TimestampType(), _zoned_timestamp)),
+    "io.debezium.time.IsoDate": (_TEXT, _fixed(DateType(), _iso_date)),
+    "org.apache.kafka.connect.data.Time": (_INTS, _fixed(StringType(), _time_of_day(1, 1000))),
+    "io.debezium.time.Time": (_INTS, _fixed(StringType(), _time_of_day(1, 1000))),
+    "io.debezium.time.MicroTime": (_INTS, _fixed(StringType(), _time_of_day(1, 1))),
+    "io.debezium.time.NanoTime": (_INTS, _fixed(StringType(), _time_of_day(1000, 1))),
+    "io.debezium.time.ZonedTime": (_TEXT, _fixed(StringType(), _iso_time, _unavailable_text)),
+    "io.debezium.time.IsoTime": (_TEXT, _fixed(StringType(), _iso_time, _unavailable_text)),
+}
+"""Logical types whose Spark type or encoding differs from their physical type, with the physical
+types they may carry. Every other name (``io.debezium.data.Json``, ``Uuid``, ``Enum``, ``Bits``,
+``time.Year``, ``MicroDuration``, geometry structs, ...) decodes as its physical type."""
+
+
+# --- schemaless JSON ----------------------------------------------------------------------------
+
+
+_NUMERIC = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, DecimalType)
+
+
+def _inferred(data_type: DataType, path: str) -> _Typed:
+    label = data_type.simpleString()
+    if isinstance(data_type, _NUMERIC):
+        return _Typed(data_type, _cast_to(data_type), label)
+    if isinstance(data_type, BooleanType):
+        return _Typed(data_type, _boolean, label)
+    if isinstance(data_type, StringType | CharType | VarcharType):
+        return _Typed(StringType(), _identity, label, _unavailable_text)
+    if isinstance(data_type, BinaryType):
+        return _Typed(data_type, _base64, label, _unavailable_bytes)
+    if isinstance(data_type, DateType):
+        return _Typed(data_type, _iso_date, label)
+    if isinstance(data_type, TimestampType):
+        iso = _ISO_TIMESTAMP + _ZONE + "?$"
+        return _Typed(data_type, lambda raw: F.when(raw.rlike(iso), raw.try_cast(data_type)), label)
+    if isinstance(data_type, TimestampNTZType):
+        iso = _ISO_TIMESTAMP + "$"
+        return _Typed(data_type, lambda raw: F.when(raw.rlike(iso), raw.try_cast(data_type)), label)
+    if isinstance(data_type, ArrayType):
+        return _array(_inferred(data_type.elementType, f"{path}[]"))
+    if isinstance(data_type, MapType):
+        key = _inferred(data_type.keyType, f"{path}{{key}}")
+        value = _inferred(data_type.valueType, f"{path}{{value}}")
+        return _map(key, value, pairs=False)
+    if isinstance(data_type, StructType):
+        members = [(f.name, _inferred(f.dataType, f"{path}.{f.name}")) for f in data_type.fields]
+        return _struct(members, label)
+    raise DecodeError(
+        f"column {path!r}: cannot read JSON text into Spark type {label}; expected a numeric, "
+        "boolean, string, binary, date, timestamp, array, map or struct type"
+    )
+
+
+__all__ = [
+    "DECIMAL",
+    "UNAVAILABLE",
+    "UNAVAILABLE_BASE64",
+    "VARIABLE_SCALE_DECIMAL",
+    "column_spec",
+    "infer_spec",
+    "row_specs",
+]

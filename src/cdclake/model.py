@@ -1,0 +1,149 @@
+"""The canonical change model: the one schema every format decodes into and the applier consumes.
+
+A *change* is one row of a DataFrame with :data:`CHANGE_SCHEMA`:
+
+=============== =============================== ==================================================
+column          type                            meaning
+=============== =============================== ==================================================
+``table``       string                          source table identifier, ``db.schema.table`` where
+                                                the source has schemas, else ``db.table``
+``op``          string                          one of :class:`Op` (data ops and control kinds)
+``key_columns`` array<string>                   names of the key columns, in key order; empty when
+                                                the table has no key (the whole row identifies it)
+``key_source``  string                          where the key came from (:class:`KeySource`)
+``before``      variant                         row image before the change: an object whose
+                                                values are already typed (decimal, date, ...)
+``after``       variant                         row image after the change
+``row_schema``  string                          Spark DDL of the row image (``id INT, ...``): the
+                                                typed struct ``before``/``after`` are read as
+``unavailable`` array<string>                   columns whose value in ``after`` is not known (the
+                                                PostgreSQL TOAST placeholder): keep the stored one
+``position``    array<bigint>                   where the event sits in the source's log; compares
+                                                element by element, numerically. Events of one
+                                                table are totally ordered by it; equal positions
+                                                on one row mean the same event delivered twice
+``seq``         struct<source,partition,offset> input order (file + line, or topic + partition +
+                                                offset): the tie-breaker only within a batch
+``source_ts``   timestamp                       when the change happened in the source
+``lineage``     struct<source,partition,offset> where the message came from (same as ``seq``)
+``raw``         string                          the message as read (kept for quarantine)
+``detail``      string                          control payload: the DDL statement, the message
+                                                prefix, the transaction id...
+``meta``        map<string,string>              format-specific extras (GTID, scn, ...)
+``error``       string                          null for a good change; else why it is quarantined
+=============== =============================== ==================================================
+
+Example::
+
+    >>> from cdclake import read_changes
+    >>> changes = read_changes(spark, ["events.jsonl"], format="debezium")
+    >>> changes.select("table", "op", "position").show()
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pyspark.sql.types import (
+    ArrayType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+    VariantType,
+)
+
+
+class Op(StrEnum):
+    """What a change does. Data ops change rows; the others are control records."""
+
+    INSERT = "insert"
+    UPDATE = "update"
+    DELETE = "delete"
+    READ = "read"  # snapshot read: an insert that is part of the initial snapshot
+    TRUNCATE = "truncate"
+    # control kinds: recorded and counted, never written to a table's rows
+    DDL = "ddl"
+    HEARTBEAT = "heartbeat"
+    BEGIN = "begin"
+    COMMIT = "commit"
+    MESSAGE = "message"
+    TOMBSTONE = "tombstone"  # a null-valued record after a delete: the delete did the work
+
+
+DATA_OPS: tuple[str, ...] = (Op.INSERT, Op.UPDATE, Op.DELETE, Op.READ)
+CONTROL_OPS: tuple[str, ...] = (
+    Op.DDL,
+    Op.HEARTBEAT,
+    Op.BEGIN,
+    Op.COMMIT,
+    Op.MESSAGE,
+    Op.TOMBSTONE,
+)
+
+
+class KeySource(StrEnum):
+    """Where the key columns of a change came from, in order of precedence."""
+
+    CONFIG = "config"  # --primary-key
+    RECORD_KEY = "record-key"  # the Kafka record key
+    MESSAGE = "message"  # the message names them (pkNames, primaryKey)
+    DDL = "ddl"  # a CREATE TABLE seen earlier
+    NONE = "none"  # no key: the whole row identifies it
+
+
+LINEAGE_TYPE = StructType(
+    [
+        StructField("source", StringType()),  # file path or topic
+        StructField("partition", IntegerType()),  # Kafka partition; null for files
+        StructField("offset", LongType()),  # Kafka offset, or 1-based line number in the file
+    ]
+)
+
+POSITION_TYPE = ArrayType(LongType())
+
+CHANGE_SCHEMA = StructType(
+    [
+        StructField("table", StringType()),
+        StructField("op", StringType()),
+        StructField("key_columns", ArrayType(StringType())),
+        StructField("key_source", StringType()),
+        StructField("before", VariantType()),
+        StructField("after", VariantType()),
+        StructField("row_schema", StringType()),
+        StructField("unavailable", ArrayType(StringType())),
+        StructField("position", POSITION_TYPE),
+        StructField("seq", LINEAGE_TYPE),
+        StructField("source_ts", TimestampType()),
+        StructField("lineage", LINEAGE_TYPE),
+        StructField("raw", StringType()),
+        StructField("detail", StringType()),
+        StructField("meta", MapType(StringType(), StringType())),
+        StructField("error", StringType()),
+    ]
+)
+
+RAW_SCHEMA = StructType(
+    [
+        StructField("key", StringType()),
+        StructField("value", StringType()),
+        StructField("headers", MapType(StringType(), StringType())),
+        StructField("lineage", LINEAGE_TYPE),
+        StructField("raw", StringType()),
+    ]
+)
+"""What every input (files or Kafka) is turned into before a format sees it.
+
+``key``/``value`` are the record's key and value as JSON text (``value`` null for a tombstone),
+``headers`` the record headers as text, ``raw`` the input as read (the line, or the value).
+"""
+
+# Column names written into every Delta table next to the source columns.
+META_PREFIX = "_cdc_"
+POSITION_COL = "_cdc_position"
+OP_COL = "_cdc_op"
+SOURCE_TS_COL = "_cdc_source_ts"
+LINEAGE_COL = "_cdc_lineage"

@@ -1,0 +1,51 @@
+"""Tables a person reads: the per-table summary of a run and the reconciliation line."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+
+from cdclake.apply.batch import BatchResult
+
+
+def summary_table(result: BatchResult, title: str = "cdclake apply") -> Table:
+    t = Table(title=title)
+    for col in ("table", "key", "changes", "inserted", "updated", "deleted", "ignored (stale)",
+                "rows now"):
+        t.add_column(col, justify="left" if col in ("table", "key") else "right")
+    for name, r in sorted(result.tables.items()):
+        key = ",".join(r.key_columns) or "(none: whole row)"
+        t.add_row(
+            name,
+            f"{key} [{r.key_source}]" if r.key_columns else key,
+            str(r.changes),
+            str(r.inserted),
+            str(r.updated),
+            str(r.deleted + r.truncated),
+            str(r.ignored),
+            "" if r.rows_now is None else str(r.rows_now),
+        )
+    return t
+
+
+def reconciliation(result: BatchResult) -> str:
+    parts = [
+        f"changes {result.changes} = applied {result.applied} + ignored {result.ignored}",
+        f"control {result.control}",
+        f"quarantined {result.quarantined}",
+    ]
+    head = f"messages {result.messages}; " if result.messages is not None else ""
+    return head + "; ".join(parts)
+
+
+def print_summary(result: BatchResult, console: Console | None = None) -> None:
+    console = console or Console()
+    console.print(summary_table(result))
+    console.print(reconciliation(result))
+    if result.quarantine_reasons:
+        q = Table(title="quarantined (see <target>/_cdc_quarantine)")
+        q.add_column("reason")
+        q.add_column("count", justify="right")
+        for reason, n in sorted(result.quarantine_reasons.items(), key=lambda kv: -kv[1]):
+            q.add_row(reason, str(n))
+        console.print(q)
