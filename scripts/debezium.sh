@@ -18,9 +18,13 @@
 #   topic prefix <db>_<schemas|noschemas> (pg_schemas, mariadb_noschemas, ...)
 #   REST        127.0.0.1:18083 pg/true, 18084 pg/false, 18085 mariadb/true, 18086 mariadb/false
 # Connector settings: snapshot.mode=initial, heartbeats off, tombstones.on.delete=true,
-# skipped.operations=none (so PostgreSQL TRUNCATE is emitted), every other option at Debezium's
+# skipped.operations=none (so PostgreSQL TRUNCATE is emitted), provide.transaction.metadata=true
+# (each event's `transaction.total_order` orders the events of one MariaDB transaction, which all
+# share source.pos; BEGIN/END records go to <prefix>.transaction), MariaDB
+# bigint.unsigned.handling.mode=precise (the default `long` wraps values >= 2^63 to negatives and
+# the int64 schema does not say the column is unsigned), every other option at Debezium's
 # default (decimal.handling.mode=precise, time.precision.mode=adaptive / adaptive_time_microseconds,
-# binary.handling.mode=bytes). PostgreSQL: pgoutput, publication cdclake_pub (made by
+# binary.handling.mode=bytes, interval.handling.mode=numeric). PostgreSQL: pgoutput, publication cdclake_pub (made by
 # scripts/postgres.sh), slot cdclake_<prefix>. MariaDB: file schema history in the run dir.
 # --fresh deletes the run dir's offsets/history and drops the replication slot first, so the
 # connector snapshots again.
@@ -135,6 +139,7 @@ snapshot.mode=initial
 heartbeat.interval.ms=0
 tombstones.on.delete=true
 skipped.operations=none
+provide.transaction.metadata=true
 topic.creation.default.replication.factor=1
 topic.creation.default.partitions=1
 database.hostname=127.0.0.1
@@ -161,6 +166,7 @@ database.user=${MARIADB_USER:-cdclake}
 database.password=${MARIADB_PASSWORD:-cdclake}
 database.include.list=${MARIADB_DB:-cdclake}
 database.server.id=$server_id
+bigint.unsigned.handling.mode=precise
 database.ssl.mode=disable
 schema.history.internal=io.debezium.storage.file.history.FileSchemaHistory
 schema.history.internal.file.filename=$RUN_DIR/schema-history.dat

@@ -24,7 +24,7 @@ def event(
     before: dict[str, Any] | None = None,
     lsn: int = 0,
     table: str = "items",
-    key: dict[str, Any] | None | str = "auto",
+    key: dict[str, Any] | str | None = "auto",
     row_fields: list[dict[str, Any]] | None = None,
     headers: dict[str, Any] | None = None,
     schema: bool = True,

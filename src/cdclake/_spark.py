@@ -19,11 +19,31 @@ KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_VERSION}"
 # reach does not serve; 4.0.0 is binary compatible for what the Kafka source uses of it.
 TOKEN_PROVIDER = "org.apache.spark:spark-token-provider-kafka-0-10_2.13"
 TOKEN_PROVIDER_PACKAGE = f"{TOKEN_PROVIDER}:4.0.0"
+# spark.jars.excludes drops every version of it, so the 4.0.0 jar is fetched once by URL and added
+# with spark.jars (a package coordinate alone would be excluded too).
+TOKEN_PROVIDER_URL = (
+    "https://repo1.maven.org/maven2/org/apache/spark/spark-token-provider-kafka-0-10_2.13/4.0.0/"
+    "spark-token-provider-kafka-0-10_2.13-4.0.0.jar"
+)
 
 
 def cache_dir() -> Path:
     """Where jars, the virtualenv and the Kafka install are cached between runs."""
     return Path(os.environ.get("CDCLAKE_CACHE", Path.home() / ".cache" / "cdclake"))
+
+
+def token_provider_jar() -> Path:
+    """The spark-token-provider-kafka jar in the cache, downloaded from Maven Central once."""
+    jar = cache_dir() / "jars" / TOKEN_PROVIDER_URL.rsplit("/", 1)[1]
+    if not jar.is_file():
+        import urllib.request
+
+        jar.parent.mkdir(parents=True, exist_ok=True)
+        partial = jar.with_suffix(".part")
+        with urllib.request.urlopen(TOKEN_PROVIDER_URL, timeout=120) as r:
+            partial.write_bytes(r.read())
+        partial.replace(jar)
+    return jar
 
 
 def builder(
@@ -39,7 +59,7 @@ def builder(
     """
     packages = [DELTA_PACKAGE]
     if kafka:
-        packages += [KAFKA_PACKAGE, TOKEN_PROVIDER_PACKAGE]
+        packages += [KAFKA_PACKAGE]
     b = (
         SparkSession.builder.appName(app_name)
         .master(master or os.environ.get("CDCLAKE_SPARK_MASTER", "local[2]"))
@@ -59,6 +79,8 @@ def builder(
         .config("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
     )
+    if kafka:
+        b = b.config("spark.jars", str(token_provider_jar()))
     return b
 
 

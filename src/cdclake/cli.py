@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
 from cdclake.errors import CdclakeError
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from cdclake.apply.batch import BatchResult
+    from cdclake.config import ApplyConfig
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Land database change streams in Delta Lake tables with Apache Spark.")
@@ -35,9 +41,35 @@ def apply(
     checkpoint: Annotated[str | None, typer.Option(help="Streaming checkpoint folder")] = None,
     available_now: Annotated[bool, typer.Option(help="Process what is there, then exit")] = False,
     fail_on_bad_input: Annotated[bool, typer.Option(help="Stop at the first bad record")] = False,
+    kafka_bootstrap: Annotated[
+        str | None, typer.Option(help="Read Kafka at HOST:PORT[,HOST:PORT] (needs --checkpoint)")
+    ] = None,
+    topic: Annotated[list[str] | None, typer.Option(help="Kafka topic (repeat for more)")] = None,
+    topic_pattern: Annotated[
+        str | None, typer.Option(help="Java regex of the Kafka topics to read")
+    ] = None,
+    starting_offsets: Annotated[
+        str, typer.Option(help="earliest, latest or Spark's JSON (a new checkpoint only)")
+    ] = "earliest",
+    fail_on_data_loss: Annotated[
+        bool, typer.Option(help="Stop when offsets are gone (deleted, aged out)")
+    ] = True,
+    trigger_interval: Annotated[
+        str, typer.Option(help="Time between micro-batches (without --available-now)")
+    ] = "10 seconds",
+    max_offsets_per_trigger: Annotated[
+        int | None, typer.Option(min=1, help="At most this many Kafka records per batch")
+    ] = None,
+    max_message_bytes: Annotated[
+        int, typer.Option(min=1, help="Quarantine larger records (key + value) unparsed")
+    ] = 10 * 1024 * 1024,
+    kafka_option: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=VALUE for Spark's Kafka source, e.g. kafka.security.protocol=SSL"),
+    ] = None,
 ) -> None:
     """Apply change events to one Delta table per source table and print a summary."""
-    from cdclake.config import ApplyConfig, parse_primary_key
+    from cdclake.config import ApplyConfig, parse_kafka_option, parse_primary_key
     from cdclake.report import print_summary
     from cdclake.runner import run_batch, run_stream
 
@@ -51,9 +83,20 @@ def apply(
             checkpoint=checkpoint,
             available_now=available_now,
             fail_on_bad_input=fail_on_bad_input,
+            trigger_interval=trigger_interval,
+            kafka_bootstrap=kafka_bootstrap,
+            topics=tuple(topic or []),
+            topic_pattern=topic_pattern,
+            starting_offsets=starting_offsets,
+            fail_on_data_loss=fail_on_data_loss,
+            max_offsets_per_trigger=max_offsets_per_trigger,
+            max_message_bytes=max_message_bytes,
+            kafka_options=dict(parse_kafka_option(o) for o in kafka_option or []),
         ).check()
         spark = _spark()
-        if config.stream:
+        if config.kafka_bootstrap is not None:
+            result = _run_kafka(spark, config)
+        elif config.stream:
             def progress(batch_id: int, r: object) -> None:
                 from cdclake.report import reconciliation
 
@@ -66,6 +109,19 @@ def apply(
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
     print_summary(result, console)
+
+
+def _run_kafka(spark: SparkSession, config: ApplyConfig) -> BatchResult:
+    """The Kafka query: one progress line per micro-batch (see cdclake.streaming)."""
+    from cdclake.stream_metrics import progress_line
+    from cdclake.streaming import run_kafka
+
+    what = config.topic_pattern or ", ".join(config.topics)
+    console.print(f"streaming {what} from {config.kafka_bootstrap} "
+                  f"(checkpoint {config.checkpoint})", soft_wrap=True, highlight=False)
+    return run_kafka(
+        spark, config, lambda m: console.print(progress_line(m), soft_wrap=True, highlight=False)
+    )
 
 
 @app.command()

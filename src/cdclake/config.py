@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cdclake.errors import ConfigError
 from cdclake.formats.base import DecodeOptions
+
+if TYPE_CHECKING:
+    from cdclake.apply.schema_changes import DdlPolicy
+
+DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 
 def parse_primary_key(spec: str) -> tuple[str, tuple[str, ...]]:
@@ -24,6 +29,20 @@ def parse_primary_key(spec: str) -> tuple[str, tuple[str, ...]]:
             f"--primary-key {spec!r}: expected TABLE=COL[,COL], e.g. inventory.customers=id"
         )
     return table.strip(), columns
+
+
+def parse_kafka_option(spec: str) -> tuple[str, str]:
+    """``KEY=VALUE`` -> (key, value) for the Kafka source.
+
+    >>> parse_kafka_option("kafka.security.protocol=SASL_SSL")
+    ('kafka.security.protocol', 'SASL_SSL')
+    """
+    key, sep, value = spec.partition("=")
+    if not sep or not key.strip():
+        raise ConfigError(
+            f"--kafka-option {spec!r}: expected KEY=VALUE, e.g. kafka.security.protocol=SASL_SSL"
+        )
+    return key.strip(), value
 
 
 class ApplyConfig(BaseModel):
@@ -43,6 +62,18 @@ class ApplyConfig(BaseModel):
     trigger_interval: str = "10 seconds"
     tinyint1_as_boolean: bool = False
     source_timezone: str = "UTC"
+    drop_column: Literal["keep", "drop"] = "keep"
+    drop_table: Literal["keep", "drop"] = "keep"
+    rename_table: Literal["follow", "keep"] = "follow"
+    # Kafka input (Structured Streaming; see cdclake.streaming)
+    kafka_bootstrap: str | None = None
+    topics: tuple[str, ...] = ()
+    topic_pattern: str | None = None
+    starting_offsets: str = "earliest"
+    fail_on_data_loss: bool = True
+    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
+    kafka_options: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("target")
     @classmethod
@@ -56,9 +87,41 @@ class ApplyConfig(BaseModel):
             source_timezone=self.source_timezone,
         )
 
+    def ddl_policy(self) -> DdlPolicy:
+        from cdclake.apply.schema_changes import DdlPolicy
+
+        return DdlPolicy(
+            drop_column=self.drop_column,
+            drop_table=self.drop_table,
+            rename_table=self.rename_table,
+            tinyint1_as_boolean=self.tinyint1_as_boolean,
+        )
+
     def check(self) -> ApplyConfig:
+        if self.kafka_bootstrap is not None:
+            return self._check_kafka()
+        if self.topics or self.topic_pattern:
+            raise ConfigError("--topic/--topic-pattern need --kafka-bootstrap HOST:PORT")
         if not self.inputs:
             raise ConfigError("no input: give --input PATH (a JSON-lines file or a directory)")
         if self.stream and not self.checkpoint:
             raise ConfigError("--stream needs --checkpoint DIR (where the query keeps its offsets)")
+        return self
+
+    def _check_kafka(self) -> ApplyConfig:
+        if self.inputs:
+            raise ConfigError(
+                "give either --kafka-bootstrap or input paths, not both "
+                f"(inputs: {list(self.inputs)})"
+            )
+        if bool(self.topics) == bool(self.topic_pattern):
+            raise ConfigError(
+                "--kafka-bootstrap needs --topic T (one or more) or --topic-pattern REGEX, "
+                f"exactly one of them (got topics {list(self.topics)}, "
+                f"pattern {self.topic_pattern!r})"
+            )
+        if not self.checkpoint:
+            raise ConfigError(
+                "--kafka-bootstrap needs --checkpoint DIR (where the query keeps its offsets)"
+            )
         return self

@@ -261,23 +261,54 @@ def _untyped(env: DataFrame) -> DataFrame:
     )
 
 
-def decode(
-    raw: DataFrame,
-    format_name: str = "debezium",
-    options: DecodeOptions | None = None,
-    table_schemas: TableSchemas = _no_tables,
-) -> DataFrame:
-    """Raw records -> canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`).
+TableKeys = Callable[[str], tuple[str, ...] | None]
+"""Looks up the primary key a CREATE TABLE recorded for a table (None: none recorded)."""
 
-    Runs one small job to find the distinct row schemas of the input; the result is a lazy
-    DataFrame over a persisted intermediate.
-    """
+
+def _no_keys(_: str) -> tuple[str, ...] | None:
+    return None
+
+
+def decode_envelopes(
+    raw: DataFrame, format_name: str = "debezium", options: DecodeOptions | None = None
+) -> DataFrame:
+    """Raw records -> envelopes (persisted: typing and DDL handling read them again)."""
     options = options or DecodeOptions()
     env = _configured_keys(envelopes(raw, format_name, options), options)
-    env = env.persist(StorageLevel.MEMORY_AND_DISK)
+    return env.persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def mark_errors(env: DataFrame, errors: dict[tuple[object, ...], str]) -> DataFrame:
+    """Set ``error`` on the envelopes with the given lineages (a few DDL records at most)."""
+    if not errors:
+        return env
+    error = F.col("error")
+    for (source, partition, offset), reason in errors.items():
+        hit = (
+            F.col("lineage.source").eqNullSafe(F.lit(source))
+            & F.col("lineage.partition").eqNullSafe(F.lit(partition))
+            & F.col("lineage.offset").eqNullSafe(F.lit(offset))
+        )
+        error = F.when(hit, F.lit(reason)).otherwise(error)
+    return env.withColumn("error", error)
+
+
+def type_changes(
+    env: DataFrame,
+    options: DecodeOptions | None = None,
+    table_schemas: TableSchemas = _no_tables,
+    table_keys: TableKeys = _no_keys,
+) -> DataFrame:
+    """Envelopes -> canonical changes: type the row images, one small job to find schemas."""
+    options = options or DecodeOptions()
     has_image = F.col("before_text").isNotNull() | F.col("after_text").isNotNull()
     typable = F.col("error").isNull() & F.col("op").isin(*DATA_OPS) & has_image
-    groups = env.filter(typable).select(_FORMAT, "table", "schema_token").distinct().collect()
+    groups = (
+        env.filter(typable)
+        .groupBy(_FORMAT, "table", "schema_token")
+        .agg(F.max(F.size("key_columns")).alias("keyed"))
+        .collect()
+    )
     inferred = (
         infer_types(env.filter(typable & F.col("schema_token").isNull()))
         if any(g["schema_token"] is None for g in groups)
@@ -291,12 +322,36 @@ def decode(
             & (F.col("table") == g["table"])
             & F.col("schema_token").eqNullSafe(g["schema_token"])
         )
+        rows = env.filter(typable & in_group)
+        if not g["keyed"] and (keys := table_keys(g["table"])):
+            # no key in the message or the configuration: the CREATE TABLE seen earlier names it
+            rows = rows.withColumns({
+                "key_columns": F.array(*map(F.lit, keys)),
+                "key_source": F.lit(KeySource.DDL),
+            })
         try:
             specs = _specs_for(fmt, g["table"], g["schema_token"], options, table_schemas,
                                inferred)
         except DecodeError as e:
-            parts.append(_untyped(env.filter(typable & in_group).withColumn("error",
-                                                                            F.lit(str(e)))))
+            parts.append(_untyped(rows.withColumn("error", F.lit(str(e)))))
             continue
-        parts.append(_typed_group(env.filter(typable & in_group), specs))
+        parts.append(_typed_group(rows, specs))
     return reduce(DataFrame.unionByName, parts)
+
+
+def decode(
+    raw: DataFrame,
+    format_name: str = "debezium",
+    options: DecodeOptions | None = None,
+    table_schemas: TableSchemas = _no_tables,
+    table_keys: TableKeys = _no_keys,
+) -> DataFrame:
+    """Raw records -> canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`).
+
+    Runs one small job to find the distinct row schemas of the input; the result is a lazy
+    DataFrame over a persisted intermediate.
+
+    >>> changes = decode(sources.raw_from_lines(spark, lines), "debezium")  # doctest: +SKIP
+    """
+    env = decode_envelopes(raw, format_name, options)
+    return type_changes(env, options, table_schemas, table_keys)

@@ -11,9 +11,11 @@ from pyspark.sql import DataFrame, SparkSession
 
 from cdclake import sources
 from cdclake.apply.batch import BatchResult, apply_changes
+from cdclake.apply.scd1 import Txn
+from cdclake.apply.schema_changes import apply_ddl_records
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
-from cdclake.decode import decode
+from cdclake.decode import decode, decode_envelopes, mark_errors, type_changes
 from cdclake.formats.base import DecodeOptions
 
 BatchCallback = Callable[[int, BatchResult], None]
@@ -52,10 +54,19 @@ def apply_raw(
     spark = raw.sparkSession
     target = Target(config.target)
     raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    env = None
     try:
         messages = raw.count()
-        changes = decode(raw, config.format, config.decode_options(),
-                         lambda t: target.schema(spark, t))
+        options = config.decode_options()
+        env = decode_envelopes(raw, config.format, options)
+        ddl_errors = apply_ddl_records(env, target, config.ddl_policy(), Txn(spark, app_id,
+                                                                               batch_id))
+        changes = type_changes(
+            mark_errors(env, ddl_errors),
+            options,
+            lambda t: target.schema(spark, t),
+            lambda t: target.keys(spark, t),
+        )
         result = apply_changes(
             changes,
             config.target,
@@ -66,6 +77,8 @@ def apply_raw(
         result.messages = messages
         return result
     finally:
+        if env is not None:
+            env.unpersist()
         raw.unpersist()
 
 

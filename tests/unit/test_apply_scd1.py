@@ -191,7 +191,7 @@ def test_keyless_table_keeps_its_live_rows_with_duplicates(lake):
     assert lake.rows(T) == [(1, "dup", 1)] * 3  # snapshot reads sharing one position all land
     lake.apply([event("d", before=row, lsn=10, key=None)])
     assert lake.rows(T) == [(1, "dup", 1)] * 2  # a delete removes one row equal to its before
-    again = lake.apply(snapshot + [event("d", before=row, lsn=10, key=None)])
+    again = lake.apply([*snapshot, event("d", before=row, lsn=10, key=None)])
     assert lake.rows(T) == [(1, "dup", 1)] * 2  # re-delivered events have no effect
     assert again.tables[T].ignored == 4
     lake.apply([event("c", after=row, lsn=20, key=None)])

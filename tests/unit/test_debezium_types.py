@@ -172,8 +172,10 @@ def test_decimal_sixteen_bytes_is_the_full_38_digits(spark: SparkSession) -> Non
 def test_decimal_without_precision_uses_38_and_bad_text_is_null(spark: SparkSession) -> None:
     spec = column_spec(decimal_field(4))
     assert spec.data_type == DecimalType(38, 4)
-    # 0x01 = 1 -> 0.0001; "!!" is not base64; "" has no bytes
-    assert run(spark, spec, ["AQ==", "!!", ""]) == [Decimal("0.0001"), None, None]
+    # 0x01 = 1 -> 0.0001; "!!" is not base64; "" has no bytes;
+    # 9 bytes FF 00 .. 00 = -2^64 = -18446744073709551616 (beyond a long: the text path)
+    got = run(spark, spec, ["AQ==", "!!", "", "/wAAAAAAAAAA"])
+    assert got == [Decimal("0.0001"), None, None, Decimal("-1844674407370955.1616")]
 
 
 def test_decimal_value_too_wide_for_its_precision_is_null(spark: SparkSession) -> None:
@@ -206,8 +208,12 @@ def test_variable_scale_decimal_is_exact_text(spark: SparkSession) -> None:
         '{"scale":3,"value":"AQ=="}',
         '{"scale":3,"value":"/w=="}',
         '{"scale":2,"value":"AOIG"}',
+        '{"scale":-2,"value":"BQ=="}',
+        '{"scale":2147483647,"value":"AQ=="}',
+        '{"value":"AQ=="}',
     ]
-    assert run(spark, spec, raw) == ["-12.3400", "-123400", "0.001", "-0.001", "578.62"]
+    got = run(spark, spec, raw)
+    assert got == ["-12.3400", "-123400", "0.001", "-0.001", "578.62", "500", None, None]
 
 
 # --- dates and timestamps -----------------------------------------------------------------------
@@ -251,9 +257,10 @@ def test_microsecond_timestamp(spark: SparkSession) -> None:
 
 def test_nanosecond_timestamp_is_floored_to_microseconds(spark: SparkSession) -> None:
     spec = column_spec(field("int64", "io.debezium.time.NanoTimestamp"))
-    assert run(spark, spec, ["1577836800123456789", "-1"]) == [
+    assert run(spark, spec, ["1577836800123456789", "-1", "-9223372036854775807"]) == [
         dt.datetime(2020, 1, 1, 0, 0, 0, 123456),
         dt.datetime(1969, 12, 31, 23, 59, 59, 999999),  # -1 ns floors to -1 µs
+        None,  # Long.MIN_VALUE + 1: the floor would overflow; no error, just NULL
     ]
 
 
@@ -323,8 +330,15 @@ def test_millisecond_times_are_text(spark: SparkSession) -> None:
 def test_micro_time_including_mysql_negative_and_long_times(spark: SparkSession) -> None:
     spec = column_spec(field("int64", "io.debezium.time.MicroTime"))
     # 3020399000000 µs = 838 h 59 min 59 s (MySQL's largest TIME)
-    got = run(spark, spec, ["86399999999", "-3600000000", "3020399000000", "86400000000"])
-    assert got == ["23:59:59.999999", "-01:00:00.000000", "838:59:59.000000", "24:00:00.000000"]
+    raw = ["86399999999", "-3600000000", "3020399000000", "86400000000", "-9223372036854775808"]
+    got = run(spark, spec, raw)
+    assert got == [
+        "23:59:59.999999",
+        "-01:00:00.000000",
+        "838:59:59.000000",
+        "24:00:00.000000",
+        None,  # abs() of Long.MIN_VALUE would overflow
+    ]
 
 
 def test_nano_time_is_truncated_to_microseconds(spark: SparkSession) -> None:

@@ -143,6 +143,12 @@ def apply_changes(
                 F.max_by("key_columns", "seq").alias("keys"),
                 F.max_by("key_source", "seq").alias("key_source"),
                 F.count(F.lit(1)).alias("n"),
+                F.count_if(F.col("op") == Op.TRUNCATE).alias("n_truncate"),
+                F.count_if(
+                    (F.col("op") == Op.DELETE)
+                    | ((F.col("op") == Op.UPDATE) & F.col("before").isNotNull())
+                ).alias("n_delete"),
+                F.count_if(F.size("unavailable") > 0).alias("n_unavailable"),
             )
             .collect()
         )
@@ -150,6 +156,7 @@ def apply_changes(
             res = apply_table(
                 spark, tgt, g["table"], data.filter(F.col("table") == g["table"]),
                 [s for s in g["schemas"] if s], tuple(g["keys"] or ()), txn,
+                TableStats(g["n"], g["n_truncate"], g["n_delete"], g["n_unavailable"]),
             )
             res.changes = g["n"]
             res.key_source = g["key_source"] or ""
@@ -170,6 +177,7 @@ def apply_table(
     schemas: list[str],
     keys: tuple[str, ...],
     txn: Txn,
+    stats: TableStats,
 ) -> TableResult:
     """Apply one table's changes of a batch."""
     result = TableResult(table, key_columns=keys)
@@ -183,18 +191,30 @@ def apply_table(
         F.col("after").cast(row_struct).alias("a"),
         F.col("before").cast(row_struct).alias("b"),
     )
-    truncates_seen = data.filter(F.col("op") == Op.TRUNCATE).count()
-    n_data = data.count() - truncates_seen
-    rows = apply_truncates(spark, path, rows, txn, result)
-    live = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    n_data = stats.changes - stats.truncates
+    if stats.truncates or T.truncate_position(spark, path) is not None:
+        rows = apply_truncates(spark, path, rows, txn, result)
+        rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+        n_live = rows.count()
+        result.ignored += result.stale_before_truncate
+    else:
+        n_live = n_data
     try:
-        n_live = live.count()
-        result.ignored += n_data - n_live  # at or before a truncate that was already applied
         if n_live:
             if keys:
-                apply_keyed(spark, target, table, live, row_struct, keys, txn, result)
+                apply_keyed(spark, target, table, rows, row_struct, keys, txn, result, stats)
             else:
-                apply_keyless(spark, target, table, live, row_struct, txn, result)
+                apply_keyless(spark, target, table, rows, row_struct, txn, result)
     finally:
-        live.unpersist()
+        rows.unpersist()
     return result
+
+
+@dataclass(frozen=True)
+class TableStats:
+    """What the batch holds for one table (from the one aggregate that groups tables)."""
+
+    changes: int
+    truncates: int
+    deletes: int  # deletes, and updates with a before image (a key change deletes the old key)
+    unavailable: int  # changes with TOAST-unavailable columns

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
@@ -29,6 +30,9 @@ from pyspark.sql.types import StructType
 
 from cdclake.apply import tables as T
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
+
+if TYPE_CHECKING:
+    from cdclake.apply.batch import TableStats
 
 UPSERT = "upsert"
 DELETE = "delete"
@@ -45,6 +49,7 @@ class TableResult:
     deleted: int = 0
     ignored: int = 0  # stale, re-delivered, or a delete of a row that is not there
     truncated: int = 0
+    stale_before_truncate: int = 0
     key_columns: tuple[str, ...] = ()
     key_source: str = ""
     rows_now: int | None = None
@@ -99,7 +104,12 @@ def apply_truncates(
     """Delete rows older than the newest truncate; drop changes at or before it."""
     newest = rows.filter(F.col("op") == Op.TRUNCATE).agg(F.max("position")).first()
     batch_pos = list(newest[0]) if newest and newest[0] is not None else None
-    stored = T.position_from_text(T.table_properties(spark, path).get(T.TRUNCATE_PROPERTY))
+    stored = T.truncate_position(spark, path)
+    data = rows.filter(F.col("op") != Op.TRUNCATE)
+    if stored is not None:
+        result.stale_before_truncate = data.filter(
+            F.col("position") <= position_literal(stored)
+        ).count()
     if batch_pos is not None and (stored is None or batch_pos > stored):
         with txn("truncate"):
             before = spark.read.format("delta").load(path).count()
@@ -107,9 +117,8 @@ def apply_truncates(
                 F.col(POSITION_COL) < position_literal(batch_pos)
             )
             result.truncated += before - spark.read.format("delta").load(path).count()
-        T.set_properties(spark, path, {T.TRUNCATE_PROPERTY: T.position_to_text(batch_pos)})
+        T.set_truncate_position(spark, path, batch_pos)
         stored = batch_pos
-    data = rows.filter(F.col("op") != Op.TRUNCATE)
     if stored is None:
         return data
     return data.filter(F.col("position") > position_literal(stored))
@@ -190,8 +199,8 @@ def record_tombstones(
     keys: Sequence[str],
     key_types: StructType,
     txn: Txn,
-) -> DataFrame:
-    """Upsert ``(key, position)`` of this batch's deletes; return the tombstone positions."""
+) -> None:
+    """Upsert ``(key, position)`` of this batch's deletes."""
     path = target.tombstone_path(table)
     schema = StructType([*key_types.fields, *T.meta_fields(source.schema["position"].dataType)[:1]])
     tomb = T.ensure_table(spark, path, schema)
@@ -212,7 +221,6 @@ def record_tombstones(
             )
             .execute()
         )
-    return spark.read.format("delta").load(path)
 
 
 def apply_keyed(
@@ -224,25 +232,30 @@ def apply_keyed(
     keys: Sequence[str],
     txn: Txn,
     result: TableResult,
+    stats: TableStats,
 ) -> None:
     """Apply one batch of a keyed table's changes (``rows`` has ``a``/``b`` typed images)."""
     columns = [f.name for f in row_struct.fields]
     path = target.table_path(table)
     ops = expand(rows, keys, columns)
-    if not rows.filter(F.size("unavailable") > 0).isEmpty():
+    if stats.unavailable:
         ops = fill_unavailable(ops, keys, columns)
     source = latest_per_key(ops, keys).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         key_types = StructType([row_struct[k] for k in keys])
-        tombs = record_tombstones(spark, target, table, source, keys, key_types, txn)
-        tomb_pos = tombs.select(
-            *[F.col(k).alias(f"_t{i}") for i, k in enumerate(keys)],
-            F.col(POSITION_COL).alias("_tomb"),
-        )
-        cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
-        joined = source.join(tomb_pos, on=_and(cond), how="left").drop(
-            *[f"_t{i}" for i in range(len(keys))]
-        )
+        if stats.deletes:
+            record_tombstones(spark, target, table, source, keys, key_types, txn)
+        joined = source.withColumn("_tomb", F.lit(None).cast(source.schema["position"].dataType))
+        tomb_path = target.tombstone_path(table)
+        if DeltaTable.isDeltaTable(spark, tomb_path):
+            tomb_pos = spark.read.format("delta").load(tomb_path).select(
+                *[F.col(k).alias(f"_t{i}") for i, k in enumerate(keys)],
+                F.col(POSITION_COL).alias("_tomb"),
+            )
+            cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
+            joined = source.join(tomb_pos, on=_and(cond), how="left").drop(
+                *[f"_t{i}" for i in range(len(keys))]
+            )
         meta_set = {
             POSITION_COL: "s.position",
             OP_COL: "s.op",

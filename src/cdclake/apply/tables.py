@@ -83,6 +83,14 @@ class Target:
             return None
         return spark.read.format("delta").load(path).schema
 
+    def keys(self, spark: SparkSession, identifier: str) -> tuple[str, ...] | None:
+        """The primary key recorded for a table by a CREATE TABLE, if any."""
+        path = self.table_path(identifier)
+        if not DeltaTable.isDeltaTable(spark, path):
+            return None
+        keys = table_properties(spark, path).get(KEY_PROPERTY)
+        return tuple(keys.split(",")) if keys else None
+
 
 def data_columns(schema: StructType) -> list[StructField]:
     return [f for f in schema.fields if not f.name.startswith(META_PREFIX)]
@@ -125,6 +133,22 @@ def table_properties(spark: SparkSession, path: str) -> dict[str, str]:
 def set_properties(spark: SparkSession, path: str, props: dict[str, str]) -> None:
     pairs = ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
     spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({pairs})")
+
+
+_TRUNCATED: dict[str, list[int] | None] = {}
+
+
+def truncate_position(spark: SparkSession, path: str) -> list[int] | None:
+    """The newest truncate applied to the table (cached: cdclake is the table's only writer)."""
+    if path not in _TRUNCATED:
+        props = table_properties(spark, path) if DeltaTable.isDeltaTable(spark, path) else {}
+        _TRUNCATED[path] = position_from_text(props.get(TRUNCATE_PROPERTY))
+    return _TRUNCATED[path]
+
+
+def set_truncate_position(spark: SparkSession, path: str, position: list[int]) -> None:
+    set_properties(spark, path, {TRUNCATE_PROPERTY: position_to_text(position)})
+    _TRUNCATED[path] = list(position)
 
 
 def position_to_text(position: list[int]) -> str:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from cdclake.errors import ConfigError
 from cdclake.formats.base import Format
+from cdclake.formats.canal import CanalFormat
+from cdclake.formats.ckafka import CKafkaFormat
+from cdclake.formats.dataworks import DataWorksFormat
 from cdclake.formats.debezium import DebeziumFormat
 
 _REGISTRY: dict[str, type[Format]] = {
     DebeziumFormat.name: DebeziumFormat,
+    CanalFormat.name: CanalFormat,
+    CKafkaFormat.name: CKafkaFormat,
+    DataWorksFormat.name: DataWorksFormat,
 }
 
 AUTO = "auto"

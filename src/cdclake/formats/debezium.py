@@ -17,11 +17,29 @@ or the bare payload (``schemas.enable=false``). A null value is a tombstone.
 Positions (compared element by element as numbers, never as text):
 
 - SQL Server: commit_lsn, change_lsn (each as its three hex parts), event_serial_no
-- PostgreSQL: lsn
-- MySQL / MariaDB: binlog file number, pos, row
+- PostgreSQL: lsn (every change has its own WAL position; the delete and insert of a primary-key
+  update share one, which is harmless: they have different keys)
+- MySQL / MariaDB: binlog file number, pos, ``transaction.total_order``, row. Events of one
+  transaction may share ``pos`` (``row`` only counts rows of one binlog rows event), so the order
+  inside a transaction needs ``provide.transaction.metadata=true``; without it ``total_order`` is
+  -1 and a delete + re-insert of one key in one transaction tie (only the input order of one batch
+  separates them). Snapshot rows all carry the binlog position at snapshot start.
+
+Control records: a null value is a tombstone; ``status`` BEGIN/END (transaction metadata topic)
+are begin/commit; a MySQL/MariaDB *schema-change* record (``ddl``, ``databaseName``,
+``tableChanges``, no ``op``: the topic named after the prefix) is a ``message`` whose ``detail``
+is ``ddl:`` + the statement and whose ``meta.database`` is ``databaseName``. It is not an
+``Op.DDL``: the row events carry their own schema, and the MySQL types of the statement (``bit``
+-> bigint, ``tinyint`` -> byte) would contradict the Kafka Connect types of the rows (``Bits`` ->
+binary, int16). ``source.snapshot`` (``first``, ``first_in_data_collection``, ``true``,
+``last_in_data_collection``, ``last``, ``false``, ``incremental``) is kept in ``meta.snapshot``;
+op ``r`` alone makes a snapshot read.
 
 With the schema envelope the row images are typed from the field schemas
 (:mod:`cdclake.formats.debezium_types`); bare payloads are typed from the target table or inferred.
+MySQL/MariaDB ``bigint unsigned`` needs ``bigint.unsigned.handling.mode=precise`` (Decimal(20,0)):
+with the default ``long`` the schema is a plain int64 and values >= 2^63 arrive negative, which no
+decoder can tell apart from a signed bigint.
 """
 
 from __future__ import annotations
@@ -47,6 +65,11 @@ OPS: dict[str, str] = {
 }
 TRANSACTION_STATUS: dict[str, str] = {"BEGIN": Op.BEGIN, "END": Op.COMMIT}
 UNAVAILABLE = "__debezium_unavailable_value"
+DDL_PREFIX = "ddl:"
+"""``detail`` of a schema-change record: this prefix, then the statement (see the module doc)."""
+META_KEYS: tuple[str, ...] = (
+    "connector", "snapshot", "txId", "gtid", "oldkey", "newkey", "database"
+)  # fmt: skip
 
 _SOURCE = (
     "STRUCT<connector: STRING, name: STRING, db: STRING, schema: STRING, `table`: STRING, "
@@ -64,6 +87,8 @@ _BODY: list[tuple[str, str]] = [
     ("transaction", "STRUCT<id: STRING, total_order: STRING, data_collection_order: STRING>"),
     ("status", "STRING"),
     ("id", "STRING"),
+    ("ddl", "STRING"),
+    ("databaseName", "STRING"),
 ]
 # The value is parsed once, whether it has the schema envelope or is the bare payload.
 _VALUE = ", ".join(
@@ -79,22 +104,30 @@ _VALUE = ", ".join(
 def _lsn_parts(lsn: Column) -> list[Column]:
     """SQL Server LSN ``0000002b:00000758:0003`` -> its three parts as numbers (-1 when absent)."""
     parts = F.split(lsn, ":")
-    return [
-        F.coalesce(F.conv(F.get(parts, i), 16, 10).cast("bigint"), F.lit(-1)) for i in range(3)
-    ]
+    return [F.coalesce(F.conv(F.get(parts, i), 16, 10).cast("bigint"), F.lit(-1)) for i in range(3)]
 
 
 def _num(text: Column) -> Column:
     return F.coalesce(text.try_cast("bigint"), F.lit(-1))
 
 
-def _position(src: Column) -> Column:
+def _position(src: Column, total_order: Column) -> Column:
+    """The event's place in the source log (see the module doc); null when the source has none.
+
+    ``total_order`` is the event's ``transaction.total_order`` (null without transaction metadata).
+    """
     connector = F.lower(src["connector"])
     sqlserver = F.array(
         *_lsn_parts(src["commit_lsn"]), *_lsn_parts(src["change_lsn"]), _num(src["event_serial_no"])
     )
     binlog_no = F.regexp_extract(src["file"], r"(\d+)$", 1).try_cast("bigint")
-    mysql = F.array(F.coalesce(binlog_no, F.lit(-1)), _num(src["pos"]), _num(src["row"]))
+    # MySQL/MariaDB: every event of one transaction carries the transaction's `pos`; `row` only
+    # counts rows inside one binlog rows event, so the order inside a transaction comes from
+    # transaction.total_order (-1 without transaction metadata: then a delete and re-insert of
+    # one key in one transaction tie, and only the input order of one batch separates them).
+    mysql = F.array(
+        F.coalesce(binlog_no, F.lit(-1)), _num(src["pos"]), _num(total_order), _num(src["row"])
+    )
     return (
         F.when(connector == "sqlserver", sqlserver)
         .when(connector == "postgresql", F.array(_num(src["lsn"])))
@@ -107,26 +140,23 @@ def _position(src: Column) -> Column:
 
 def _position_error(src: Column, position: Column) -> Column:
     """Why a data event has no usable position (null when it has one)."""
-    bad_lsn = F.lower(src["connector"]).eqNullSafe("postgresql") & src["lsn"].try_cast(
-        "bigint"
-    ).isNull()
-    return (
-        F.when(
-            position.isNull(),
-            F.concat(
-                F.lit("cannot order events of connector '"),
-                F.coalesce(src["connector"], F.lit("<none>")),
-                F.lit("': expected source.lsn, commit_lsn/change_lsn, file/pos or scn"),
-            ),
-        )
-        .when(
-            bad_lsn,
-            F.concat(
-                F.lit("source.lsn '"),
-                F.coalesce(src["lsn"], F.lit("null")),
-                F.lit("' is not an integer LSN"),
-            ),
-        )
+    bad_lsn = (
+        F.lower(src["connector"]).eqNullSafe("postgresql") & src["lsn"].try_cast("bigint").isNull()
+    )
+    return F.when(
+        position.isNull(),
+        F.concat(
+            F.lit("cannot order events of connector '"),
+            F.coalesce(src["connector"], F.lit("<none>")),
+            F.lit("': expected source.lsn, commit_lsn/change_lsn, file/pos or scn"),
+        ),
+    ).when(
+        bad_lsn,
+        F.concat(
+            F.lit("source.lsn '"),
+            F.coalesce(src["lsn"], F.lit("null")),
+            F.lit("' is not an integer LSN"),
+        ),
     )
 
 
@@ -155,26 +185,44 @@ class DebeziumFormat(Format):
     description: ClassVar[str] = "Debezium JSON (SQL Server, PostgreSQL, MySQL/MariaDB)"
 
     def detect(self, value: Column) -> Column:
-        op = F.coalesce(
-            F.get_json_object(value, "$.payload.op"), F.get_json_object(value, "$.op")
-        )
+        op = F.coalesce(F.get_json_object(value, "$.payload.op"), F.get_json_object(value, "$.op"))
         status = F.coalesce(
             F.get_json_object(value, "$.payload.status"), F.get_json_object(value, "$.status")
         )
-        return op.isin(*OPS) | status.isin(*TRANSACTION_STATUS)
+        ddl = F.coalesce(
+            F.get_json_object(value, "$.payload.ddl"), F.get_json_object(value, "$.ddl")
+        )
+        database = F.coalesce(
+            F.get_json_object(value, "$.payload.databaseName"),
+            F.get_json_object(value, "$.databaseName"),
+        )
+        schema_change = ddl.isNotNull() & database.isNotNull()
+        return op.isin(*OPS) | status.isin(*TRANSACTION_STATUS) | schema_change
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
         parsed = raw.select(
             "*",
-            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"})
-            .alias("_v"),
+            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"}).alias(
+                "_v"
+            ),
         )
         v = F.col("_v")
         enveloped = v["payload"].isNotNull()
         body = {
             f: F.when(enveloped, v["payload"][f]).otherwise(v[f])
-            for f in ("before", "after", "source", "op", "ts_ms", "message", "transaction",
-                      "status", "id")
+            for f in (
+                "before",
+                "after",
+                "source",
+                "op",
+                "ts_ms",
+                "message",
+                "transaction",
+                "status",
+                "id",
+                "ddl",
+                "databaseName",
+            )
         }
         src = body["source"]
         op_code = body["op"]
@@ -189,9 +237,10 @@ class DebeziumFormat(Format):
             F.when(tombstone, F.lit(Op.TOMBSTONE))
             .when(op_code.isNotNull(), _lookup(OPS)[op_code])
             .when(status.isNotNull(), _lookup(TRANSACTION_STATUS)[status])
+            .when(body["ddl"].isNotNull(), F.lit(Op.MESSAGE))
             .when(body["ts_ms"].isNotNull() & src.isNull(), F.lit(Op.HEARTBEAT))
         )
-        position = _position(src)
+        position = _position(src, body["transaction"]["total_order"])
         is_data = op.isin(Op.INSERT, Op.UPDATE, Op.DELETE, Op.READ, Op.TRUNCATE)
         table = _table(src)
         error = (
@@ -211,7 +260,7 @@ class DebeziumFormat(Format):
         )
         record_key = F.col("key").isNotNull()
         meta = F.map_from_arrays(
-            F.array(*map(F.lit, ("connector", "snapshot", "txId", "gtid", "oldkey", "newkey"))),
+            F.array(*map(F.lit, META_KEYS)),
             F.array(
                 src["connector"],
                 src["snapshot"],
@@ -219,13 +268,13 @@ class DebeziumFormat(Format):
                 src["gtid"],
                 F.col("headers")["__debezium.oldkey"],
                 F.col("headers")["__debezium.newkey"],
+                body["databaseName"],
             ),
         )
-        detail = (
-            F.when(op == Op.MESSAGE, F.concat_ws(":", body["message"]["prefix"],
-                                                 body["message"]["content"]))
-            .when(status.isNotNull(), body["id"])
-        )
+        detail = F.when(body["ddl"].isNotNull(), F.concat(F.lit(DDL_PREFIX), body["ddl"])).when(
+            op == Op.MESSAGE,
+            F.concat_ws(":", body["message"]["prefix"], body["message"]["content"]),
+        ).when(status.isNotNull(), body["id"])
         return select_envelope(
             parsed,
             table=table,
@@ -239,7 +288,7 @@ class DebeziumFormat(Format):
             before_text=body["before"],
             after_text=body["after"],
             schema_token=token,
-            position=F.when(is_data, position),
+            position=F.when(is_data | body["ddl"].isNotNull(), position),
             seq=F.col("lineage"),
             source_ts=F.timestamp_millis(
                 F.coalesce(src["ts_ms"], body["ts_ms"]).try_cast("bigint")

@@ -37,8 +37,11 @@ type is already known. Mapping decisions (see also ``FORMATS.md`` §1):
   in bytes columns, arrays whose elements are all the placeholder, and maps whose values are.
 - Nested ``struct``/``array``/``map`` are typed recursively; a nested value is NULL as a whole
   when any part of it does not fit. Maps with non-string keys arrive as ``[[key, value], ...]``.
+- ``ColumnSpec.nullable`` is the field's ``optional`` flag (nullable when the flag is missing).
 - Not supported: Kafka Connect ``decimal.format=NUMERIC`` (a JSON number cannot be told apart
   from base64 text here).
+
+The value-level column expressions live in :mod:`cdclake.formats._values`.
 """
 
 from __future__ import annotations
@@ -46,7 +49,6 @@ from __future__ import annotations
 import base64
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from functools import reduce
 from typing import Any
 
@@ -57,7 +59,6 @@ from pyspark.sql.types import (
     BinaryType,
     BooleanType,
     ByteType,
-    CharType,
     DataType,
     DateType,
     DecimalType,
@@ -72,10 +73,10 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
-    VarcharType,
 )
 
 from cdclake.errors import DecodeError
+from cdclake.formats import _values as V
 from cdclake.formats.base import ColumnSpec, Converter
 
 UNAVAILABLE = "__debezium_unavailable_value"
@@ -86,25 +87,16 @@ VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 PG_POSITIVE_INFINITY = 9223372036825200000
 PG_NEGATIVE_INFINITY = -9223372036832400000
 _LONG_MAX, _LONG_MIN = 2**63 - 1, -(2**63)
-MAX_TIMESTAMP_US = 253402300799999999  # 9999-12-31 23:59:59.999999
-MIN_TIMESTAMP_US = -62135596800000000  # 0001-01-01 00:00:00
-MAX_DATE_DAYS, MIN_DATE_DAYS = 2932896, -719162  # 9999-12-31, 0001-01-01
+_MAX_SCALE = 16383  # PostgreSQL's largest numeric display scale
 _PG_MAX_DATE_DAYS, _PG_MIN_DATE_DAYS = 2145042905, -2440588  # 5874897-12-31, 4714-11-24 BC
 
-_PHYSICAL_SPARK: dict[str, DataType] = {
-    "int8": ByteType(),
-    "int16": ShortType(),
-    "int32": IntegerType(),
-    "int64": LongType(),
-    "float32": FloatType(),
-    "float64": DoubleType(),
-}
+_PHYSICAL_SPARK: dict[str, DataType] = dict(
+    int8=ByteType(), int16=ShortType(), int32=IntegerType(), int64=LongType(),
+    float32=FloatType(), float64=DoubleType(),
+    # JsonConverter spells FLOAT32/FLOAT64 "float"/"double" in the JSON schema
+    float=FloatType(), double=DoubleType(),
+)  # fmt: skip
 _PHYSICAL_TYPES = (*_PHYSICAL_SPARK, "boolean", "string", "bytes", "array", "map", "struct")
-_TIME_FRACTION = r"(\.\d{1,9})?"
-_ZONE = r"(Z|[+-]\d{2}(:?\d{2}(:?\d{2})?)?)"
-_ISO_TIMESTAMP = rf"^\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}(:\d{{2}}{_TIME_FRACTION})?"
-_ISO_TIME = rf"^([01]\d|2[0-4]):[0-5]\d(:[0-5]\d{_TIME_FRACTION})?{_ZONE}?$"
-_ISO_DATE = rf"^(\d{{4}}-\d{{2}}-\d{{2}}){_ZONE}?$"
 
 
 @dataclass(frozen=True)
@@ -135,15 +127,9 @@ def column_spec(field: Mapping[str, Any]) -> ColumnSpec:
     name = field.get("field")
     if not isinstance(name, str):
         raise DecodeError(f"field schema {dict(field)!r} has no 'field' name; expected a string")
-    typed = _typed(field, name)
-    return ColumnSpec(
-        name=name,
-        data_type=typed.data_type,
-        convert=typed.convert,
-        expected=typed.expected,
-        is_unavailable=typed.is_unavailable,
-        nullable=bool(field.get("optional", True)),
-    )
+    t = _typed(field, name)
+    optional = bool(field.get("optional", True))
+    return ColumnSpec(name, t.data_type, t.convert, t.expected, t.is_unavailable, optional)
 
 
 def row_specs(fields: Sequence[Mapping[str, Any]]) -> list[ColumnSpec]:
@@ -201,11 +187,11 @@ def _physical(schema: Mapping[str, Any], physical: str, path: str) -> _Typed:
         spark_type = _PHYSICAL_SPARK[physical]
         return _Typed(spark_type, _cast_to(spark_type), physical)
     if physical == "boolean":
-        return _Typed(BooleanType(), _boolean, physical)
+        return _Typed(BooleanType(), V.boolean, physical)
     if physical == "string":
-        return _Typed(StringType(), _identity, physical, _unavailable_text)
+        return _Typed(StringType(), V.identity, physical, _unavailable_text)
     if physical == "bytes":
-        return _Typed(BinaryType(), _base64, physical, _unavailable_bytes)
+        return _Typed(BinaryType(), V.base64_binary, physical, _unavailable_bytes)
     if physical == "array":
         return _array(_typed(schema.get("items", {}), f"{path}[]"))
     if physical == "map":
@@ -297,8 +283,10 @@ def _decimal(schema: Mapping[str, Any], path: str) -> _Typed:
         data_type = DecimalType(max(min(38, precision), scale), scale)
 
     def convert(raw: Column) -> Column:
-        text = _with_scale(_unscaled_text(_base64(raw)), F.lit(scale))
-        return text.try_cast(data_type)
+        data = V.base64_binary(raw)
+        if scale < 0:
+            return V.with_scale(V.twos_complement_text(data), F.lit(scale)).try_cast(data_type)
+        return V.decimal_from_twos_complement(data, scale, data_type)
 
     return _Typed(data_type, convert, label, _unavailable_bytes)
 
@@ -309,7 +297,9 @@ def _variable_scale_decimal(_schema: Mapping[str, Any], _path: str) -> _Typed:
     def convert(raw: Column) -> Column:
         parsed = F.from_json(raw, parts)
         scale = parsed.getField("scale").try_cast("int")
-        return _with_scale(_unscaled_text(_base64(parsed.getField("value"))), scale)
+        scale = F.when(scale.between(-_MAX_SCALE, _MAX_SCALE), scale)
+        value = V.base64_binary(parsed.getField("value"))
+        return V.with_scale(V.twos_complement_text(value), scale)
 
     return _Typed(StringType(), convert, VARIABLE_SCALE_DECIMAL)
 
@@ -327,25 +317,31 @@ def _int_param(params: Mapping[str, Any], key: str, path: str, default: int | No
 def _epoch_days(raw: Column) -> Column:
     days = raw.try_cast("long")
     return (
-        F.when(days.between(MIN_DATE_DAYS, MAX_DATE_DAYS), F.date_from_unix_date(days))
-        .when(days > _PG_MAX_DATE_DAYS, F.date_from_unix_date(F.lit(MAX_DATE_DAYS)))
-        .when(days < _PG_MIN_DATE_DAYS, F.date_from_unix_date(F.lit(MIN_DATE_DAYS)))
+        F.when(days > _PG_MAX_DATE_DAYS, V.date_from_days(F.lit(V.MAX_DATE_DAYS)))
+        .when(days < _PG_MIN_DATE_DAYS, V.date_from_days(F.lit(V.MIN_DATE_DAYS)))
+        .otherwise(V.date_from_days(days))
     )
 
 
-def _epoch_timestamp(unit_per_micro: int, micros_per_unit: int) -> Converter:
+def _epoch_timestamp(units_per_micro: int, micros_per_unit: int) -> Converter:
     """int64 since the epoch -> TimestampNTZ; ns are floored to µs, infinities saturate."""
 
     def convert(raw: Column) -> Column:
         n = raw.try_cast("long")
-        if unit_per_micro > 1:
-            micros = _floor_div(n, unit_per_micro)
+        if units_per_micro > 1:
+            micros = V.floor_div(n, units_per_micro)
         else:
             micros = F.try_multiply(n, F.lit(micros_per_unit))
         return (
-            F.when(n.isin(PG_POSITIVE_INFINITY, _LONG_MAX), _ntz(F.lit(MAX_TIMESTAMP_US)))
-            .when(n.isin(PG_NEGATIVE_INFINITY, _LONG_MIN), _ntz(F.lit(MIN_TIMESTAMP_US)))
-            .when(micros.between(MIN_TIMESTAMP_US, MAX_TIMESTAMP_US), _ntz(micros))
+            F.when(
+                n.isin(PG_POSITIVE_INFINITY, _LONG_MAX),
+                V.ntz_from_micros(F.lit(V.MAX_TIMESTAMP_US)),
+            )
+            .when(
+                n.isin(PG_NEGATIVE_INFINITY, _LONG_MIN),
+                V.ntz_from_micros(F.lit(V.MIN_TIMESTAMP_US)),
+            )
+            .otherwise(V.ntz_from_micros(micros))
         )
 
     return convert
@@ -357,122 +353,34 @@ def _zoned_timestamp(raw: Column) -> Column:
     return (
         F.when(
             lowered.isin("infinity", "+infinity") | text.rlike(r"^\+\d{9,}-"),
-            _ltz(MAX_TIMESTAMP_US),
+            V.ltz_from_micros(V.MAX_TIMESTAMP_US),
         )
-        .when((lowered == "-infinity") | text.rlike(r"^-\d{9,}-"), _ltz(MIN_TIMESTAMP_US))
-        .when(text.rlike(_ISO_TIMESTAMP + _ZONE + "$"), text.try_cast(TimestampType()))
+        .when(
+            (lowered == "-infinity") | text.rlike(r"^-\d{9,}-"),
+            V.ltz_from_micros(V.MIN_TIMESTAMP_US),
+        )
+        .otherwise(V.iso_timestamp(text, TimestampType(), V.ZONE))
     )
 
 
-def _iso_date(raw: Column) -> Column:
-    return F.regexp_extract(raw, _ISO_DATE, 1).try_cast(DateType())
-
-
-def _time_of_day(unit_per_micro: int, micros_per_unit: int) -> Converter:
+def _time_of_day(units_per_micro: int, micros_per_unit: int) -> Converter:
     """A count of ms/µs/ns since midnight -> ``[-]HH:MM:SS.ffffff`` (ns truncated to µs)."""
 
     def convert(raw: Column) -> Column:
         n = raw.try_cast("long")
-        magnitude = F.abs(n)  # non-negative from here on, so `div` is floor division
-        if unit_per_micro > 1:
-            micros = _div(magnitude, unit_per_micro)
-        else:
-            micros = F.try_multiply(magnitude, F.lit(micros_per_unit))
-        seconds = _div(micros, 1_000_000)
-        text = F.format_string(
-            "%s%02d:%02d:%02d.%06d",
-            F.when(n < 0, F.lit("-")).otherwise(F.lit("")),
-            _div(seconds, 3600),
-            F.pmod(_div(seconds, 60), F.lit(60)),
-            F.pmod(seconds, F.lit(60)),
-            F.pmod(micros, F.lit(1_000_000)),
-        )
-        return F.when(micros.isNotNull(), text)
+        if units_per_micro > 1:  # truncate toward zero: the sign is written apart
+            return V.time_of_day_text(V.div(n, units_per_micro))
+        return V.time_of_day_text(F.try_multiply(n, F.lit(micros_per_unit)))
 
     return convert
 
 
 def _iso_time(raw: Column) -> Column:
-    return F.when(raw.rlike(_ISO_TIME), raw)
-
-
-# --- primitive converters -----------------------------------------------------------------------
-
-
-def _identity(raw: Column) -> Column:
-    return raw
+    return F.when(raw.rlike(V.ISO_TIME), raw)
 
 
 def _cast_to(data_type: DataType) -> Converter:
     return lambda raw: raw.try_cast(data_type)
-
-
-def _boolean(raw: Column) -> Column:
-    text = F.lower(F.trim(raw))
-    return F.when(text == "true", F.lit(True)).when(text == "false", F.lit(False))
-
-
-def _base64(raw: Column) -> Column:
-    return F.try_to_binary(raw, F.lit("base64"))
-
-
-def _div(n: Column, k: int) -> Column:
-    """Integral division (truncates toward zero; callers pass non-negative ``n``)."""
-    return F.call_function("div", n, F.lit(k))
-
-
-def _floor_div(n: Column, k: int) -> Column:
-    """Floor division, exact for any long: subtract the non-negative remainder first."""
-    return _div(n - F.pmod(n, F.lit(k)), k)
-
-
-def _ntz(micros: Column) -> Column:
-    # timestamp_add on a TIMESTAMP_NTZ keeps the wall clock whatever the session time zone is
-    return F.timestamp_add("MICROSECOND", micros, F.lit("1970-01-01 00:00:00").cast(_NTZ))
-
-
-def _ltz(micros: int) -> Column:
-    return F.timestamp_micros(F.lit(micros))
-
-
-def _unscaled_text(data: Column) -> Column:
-    """Big-endian two's-complement bytes (1..16) -> the integer's decimal text; NULL otherwise.
-
-    The hex digits are split into two unsigned 64-bit halves (``conv`` to base 10) and recombined
-    in decimal(38,0). A negative number is written as ``-(~x + 1)``, the bits inverted digit by
-    digit, so that no intermediate exceeds the magnitude of the result (and the sign goes on the
-    text: Spark's decimal negation rounds to 34 digits). Each input is referenced only a few times
-    so that the generated code stays small.
-    """
-    digits = F.hex(data)
-    negative = F.substring(digits, 1, 1) >= F.lit("8")
-    inverted = F.when(negative, F.lit("FEDCBA9876543210")).otherwise(F.lit("0123456789ABCDEF"))
-    magnitude = F.call_function("translate", digits, F.lit("0123456789ABCDEF"), inverted)
-    padded = F.lpad(magnitude, 32, "0")
-    high = F.conv(F.substring(padded, 1, 16), 16, 10).cast(DecimalType(20, 0))
-    low = F.conv(F.substring(padded, 17, 16), 16, 10).cast(DecimalType(20, 0))
-    value = F.try_add(F.try_multiply(high, F.lit(Decimal(2**64))), low)
-    plus_one = F.when(negative, F.lit(Decimal(1))).otherwise(F.lit(Decimal(0)))
-    sign = F.when(negative, F.lit("-")).otherwise(F.lit(""))
-    text = F.concat(sign, F.try_add(value, plus_one).cast(StringType()))
-    return F.when(F.length(digits).between(2, 32), text)
-
-
-def _with_scale(integer_text: Column, scale: Column) -> Column:
-    """``("-123400", 4)`` -> ``"-12.3400"``, ``("5", -2)`` -> ``"500"``: plain decimal text.
-
-    Zeros go after the sign, the point before the last ``scale`` digits, then surplus leading
-    zeros go; ``integer_text`` is referenced once.
-    """
-    positive = F.greatest(scale, F.lit(0))
-    padded = F.regexp_replace(
-        integer_text, F.lit("^(-?)"), F.concat(F.lit("$1"), F.repeat(F.lit("0"), positive))
-    )
-    last_digits = F.concat(F.lit("(\\d{"), positive.cast(StringType()), F.lit("})$"))
-    point = F.when(scale > 0, F.lit(".$1")).otherwise(F.lit("$1"))
-    pointed = F.regexp_replace(padded, last_digits, point)
-    shifted = F.concat(pointed, F.repeat(F.lit("0"), F.greatest(-scale, F.lit(0))))
-    return F.regexp_replace(shifted, "^(-?)0+(?=\\d)", "$1")
 
 
 # --- TOAST placeholders -------------------------------------------------------------------------
@@ -490,14 +398,16 @@ def _is_placeholder(text: Column) -> Column:
     return text.isin(UNAVAILABLE, UNAVAILABLE_BASE64)
 
 
-def _unavailable_array(raw: Column) -> Column:
-    items = F.from_json(raw, ArrayType(StringType()))
+def _all_placeholders(items: Column) -> Column:
     return F.coalesce((F.size(items) > 0) & F.forall(items, _is_placeholder), F.lit(False))
 
 
+def _unavailable_array(raw: Column) -> Column:
+    return _all_placeholders(F.from_json(raw, ArrayType(StringType())))
+
+
 def _unavailable_map(raw: Column) -> Column:
-    values = F.map_values(F.from_json(raw, "map<string,string>"))
-    return F.coalesce((F.size(values) > 0) & F.forall(values, _is_placeholder), F.lit(False))
+    return _all_placeholders(F.map_values(F.from_json(raw, "map<string,string>")))
 
 
 # --- the logical types -------------------------------------------------------------------------
@@ -526,7 +436,7 @@ _LOGICAL: dict[str, tuple[tuple[str, ...], _Builder]] = {
     "io.debezium.time.NanoTimestamp": (_INTS, _fixed(_NTZ, _epoch_timestamp(1000, 1))),
     "io.debezium.time.ZonedTimestamp": (_TEXT, _fixed(TimestampType(), _zoned_timestamp)),
     "io.debezium.time.IsoTimestamp": (_TEXT, _fixed(TimestampType(), _zoned_timestamp)),
-    "io.debezium.time.IsoDate": (_TEXT, _fixed(DateType(), _iso_date)),
+    "io.debezium.time.IsoDate": (_TEXT, _fixed(DateType(), V.iso_date)),
     "org.apache.kafka.connect.data.Time": (_INTS, _fixed(StringType(), _time_of_day(1, 1000))),
     "io.debezium.time.Time": (_INTS, _fixed(StringType(), _time_of_day(1, 1000))),
     "io.debezium.time.MicroTime": (_INTS, _fixed(StringType(), _time_of_day(1, 1))),
@@ -550,19 +460,16 @@ def _inferred(data_type: DataType, path: str) -> _Typed:
     if isinstance(data_type, _NUMERIC):
         return _Typed(data_type, _cast_to(data_type), label)
     if isinstance(data_type, BooleanType):
-        return _Typed(data_type, _boolean, label)
-    if isinstance(data_type, StringType | CharType | VarcharType):
-        return _Typed(StringType(), _identity, label, _unavailable_text)
+        return _Typed(data_type, V.boolean, label)
+    if isinstance(data_type, StringType):
+        return _Typed(StringType(), V.identity, label, _unavailable_text)
     if isinstance(data_type, BinaryType):
-        return _Typed(data_type, _base64, label, _unavailable_bytes)
+        return _Typed(data_type, V.base64_binary, label, _unavailable_bytes)
     if isinstance(data_type, DateType):
-        return _Typed(data_type, _iso_date, label)
-    if isinstance(data_type, TimestampType):
-        iso = _ISO_TIMESTAMP + _ZONE + "?$"
-        return _Typed(data_type, lambda raw: F.when(raw.rlike(iso), raw.try_cast(data_type)), label)
-    if isinstance(data_type, TimestampNTZType):
-        iso = _ISO_TIMESTAMP + "$"
-        return _Typed(data_type, lambda raw: F.when(raw.rlike(iso), raw.try_cast(data_type)), label)
+        return _Typed(data_type, V.iso_date, label)
+    if isinstance(data_type, TimestampType | TimestampNTZType):
+        zone = V.ZONE + "?" if isinstance(data_type, TimestampType) else ""  # NTZ: no offset
+        return _Typed(data_type, lambda raw: V.iso_timestamp(raw, data_type, zone), label)
     if isinstance(data_type, ArrayType):
         return _array(_inferred(data_type.elementType, f"{path}[]"))
     if isinstance(data_type, MapType):

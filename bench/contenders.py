@@ -1,0 +1,128 @@
+"""The contenders. Each returns a zero-argument callable that does the whole job once.
+
+- floor-parse: ``spark.read.text`` + ``from_json`` with the exact schema, every leaf selected,
+  into the ``noop`` sink: the least any JSON decoder on Spark can cost.
+- floor-write: the same rows appended to a fresh Delta table (no MERGE).
+- cdclake decode: :func:`cdclake.runner.read_changes` into ``noop`` (format given, or ``auto``).
+- cdclake apply: ``apply_changes(read_changes(...), target)`` (the library's defaults).
+- recipe: what a PySpark user writes from the usual snippets (Debezium only), done well:
+  ``json.loads`` in a Python UDF returning a struct, latest change per key with a window,
+  one ``DeltaTable.merge`` per batch with an LSN guard.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StructType
+
+from bench import tables
+from bench.data import WIRE_FORMATS, primary_keys
+
+Job = Callable[[], object]
+
+
+def _leaves(prefix: list[str], t: DataType, col: Column) -> list[Column]:
+    """Every leaf field of a struct, as its own column (arrays and maps are leaves)."""
+    if isinstance(t, StructType):
+        out: list[Column] = []
+        for f in t.fields:
+            out += _leaves([*prefix, f.name], f.dataType, col[f.name])
+        return out
+    return [col.alias("_".join(prefix))]
+
+
+def parsed(spark: SparkSession, path: Path, fmt: str) -> DataFrame:
+    ddl = WIRE_FORMATS[fmt].exact_schema
+    schema = spark.createDataFrame([], ddl).schema
+    text = spark.read.text(str(path))
+    v = F.from_json(F.col("value"), schema)
+    return text.select(v.alias("v")).select(*_leaves([], schema, F.col("v")))
+
+
+def floor_parse(spark: SparkSession, path: Path, fmt: str) -> Job:
+    return lambda: parsed(spark, path, fmt).write.format("noop").mode("overwrite").save()
+
+
+def floor_write(spark: SparkSession, path: Path, fmt: str, out: Path) -> Job:
+    def run() -> None:
+        parsed(spark, path, fmt).write.format("delta").mode("append").save(str(out))
+
+    return run
+
+
+def decode(spark: SparkSession, path: Path, fmt: str, wire: str) -> Job:
+    """``fmt`` is the format cdclake is told (``auto`` or ``wire``, the one written)."""
+    from cdclake.runner import read_changes
+
+    def run() -> None:
+        changes = read_changes(spark, [path], fmt, primary_keys=primary_keys(wire))
+        changes.write.format("noop").mode("overwrite").save()
+
+    return run
+
+
+def apply(spark: SparkSession, path: Path, fmt: str, target: Path) -> Job:
+    from cdclake.apply.batch import apply_changes
+    from cdclake.runner import read_changes
+
+    def run() -> object:
+        changes = read_changes(spark, [path], fmt, primary_keys=primary_keys(fmt))
+        return apply_changes(changes, str(target))
+
+    return run
+
+
+# ---- the recipe ----------------------------------------------------------------------------
+
+RECIPE_EVENT = (
+    "op STRING, id INT, first_name STRING, last_name STRING, email STRING, "
+    "_commit_lsn STRING, _change_lsn STRING, _serial BIGINT"
+)
+
+
+def _parse_debezium(line: str) -> tuple[object, ...] | None:
+    p = json.loads(line)["value"]["payload"]
+    row = p["after"] if p["after"] is not None else p["before"]
+    src = p["source"]
+    return (
+        p["op"], row["id"], row["first_name"], row["last_name"], row["email"],
+        src["commit_lsn"], src["change_lsn"], int(src["event_serial_no"] or 0),
+    )
+
+
+def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True) -> Job:
+    """The hand-written pipeline. SQL Server LSNs are fixed-width hex, so comparing them as
+    strings orders them correctly here (it would not for MySQL binlog positions)."""
+    parse = F.udf(_parse_debezium, RECIPE_EVENT, useArrow=use_arrow)
+    cols = ["id", "first_name", "last_name", "email", "_commit_lsn", "_change_lsn", "_serial"]
+    newer = "(s._commit_lsn, s._change_lsn, s._serial) > (t._commit_lsn, t._change_lsn, t._serial)"
+
+    def run() -> None:
+        events = spark.read.text(str(path)).select(parse("value").alias("e")).select("e.*")
+        w = Window.partitionBy("id").orderBy(
+            F.col("_commit_lsn").desc(), F.col("_change_lsn").desc(), F.col("_serial").desc()
+        )
+        latest = events.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+        table = tables.create_recipe_table(spark, target)
+        (
+            table.alias("t")
+            .merge(latest.alias("s"), "t.id = s.id")
+            .whenMatchedDelete(condition=f"s.op = 'd' AND {newer}")
+            .whenMatchedUpdate(condition=f"s.op != 'd' AND {newer}",
+                               set={c: f"s.{c}" for c in cols})
+            .whenNotMatchedInsert(condition="s.op != 'd'", values={c: f"s.{c}" for c in cols})
+            .execute()
+        )
+
+    return run
+
+
+def rows_of(spark: SparkSession, path: Path) -> int:
+    return DeltaTable.forPath(spark, str(path)).toDF().count() if path.exists() else 0
+

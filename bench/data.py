@@ -1,0 +1,279 @@
+"""Deterministic benchmark input: N change events over K keys, one JSON-lines file per format.
+
+Every format gets the same logical stream (same seed, same keys, same op mix); only the wire
+shape differs. The heavy case is Debezium SQL Server with ``schemas.enable=true`` (about 2 KB a
+message, shaped like the ``server1.dbo.customers`` example of the Debezium documentation).
+
+Key ids are ``k * stride`` for ``k`` in ``[0, K)`` so that a batch's keys spread over a
+pre-filled table with ids ``[0, K * stride)`` (see :mod:`bench.tables`).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+DB, SCHEMA, TABLE = "bench", "dbo", "customers"
+COLUMNS = ("id", "first_name", "last_name", "email")
+FIRST = ("anne", "john", "sally", "george", "edward", "kim", "li", "olga", "ravi", "ana")
+LAST = ("kretchmar", "doe", "thomas", "bailey", "walker", "park", "wang", "ivanova", "rao")
+TS0 = 1559729468470
+
+
+@dataclass(frozen=True)
+class Event:
+    """One logical change: ``op`` in c/u/d, row images as dicts (None when absent)."""
+
+    i: int
+    op: str
+    before: dict[str, object] | None
+    after: dict[str, object] | None
+
+
+def events(n: int, keys: int, stride: int, seed: int = 42) -> Iterator[Event]:
+    """A deterministic insert/update/delete stream: a key's first event inserts it; after that
+    85 % updates, 15 % deletes; an event on a deleted key re-inserts it."""
+    rnd = random.Random(seed)
+    live: dict[int, dict[str, object]] = {}
+    for i in range(n):
+        k = rnd.randrange(keys) * stride
+        old = live.get(k)
+        row = {
+            "id": k,
+            "first_name": f"{FIRST[rnd.randrange(len(FIRST))]}{i % 97}",
+            "last_name": LAST[rnd.randrange(len(LAST))],
+            "email": f"user{k}.{i}@example.org",
+        }
+        if old is None:
+            live[k] = row
+            yield Event(i, "c", None, row)
+        elif rnd.random() < 0.85:
+            live[k] = row
+            yield Event(i, "u", old, row)
+        else:
+            del live[k]
+            yield Event(i, "d", old, None)
+
+
+def _lsn(i: int) -> str:
+    return f"{0x27:08x}:{i // 65536:08x}:{i % 65536:04x}"
+
+
+def _field(t: str, name: str, optional: bool = False) -> dict[str, object]:
+    return {"type": t, "optional": optional, "field": name}
+
+
+_ROW_FIELDS = [_field("int32", "id"), _field("string", "first_name"),
+               _field("string", "last_name"), _field("string", "email")]
+_SOURCE_FIELDS = [
+    _field("string", "version"), _field("string", "connector"), _field("string", "name"),
+    _field("int64", "ts_ms"),
+    {"type": "boolean", "optional": True, "default": False, "field": "snapshot"},
+    _field("string", "db"), _field("string", "schema"), _field("string", "table"),
+    _field("string", "change_lsn", True), _field("string", "commit_lsn", True),
+    _field("int64", "event_serial_no", True),
+]
+DEBEZIUM_SCHEMA = json.dumps(
+    {
+        "type": "struct",
+        "fields": [
+            {"type": "struct", "fields": _ROW_FIELDS, "optional": True,
+             "name": "server1.dbo.customers.Value", "field": "before"},
+            {"type": "struct", "fields": _ROW_FIELDS, "optional": True,
+             "name": "server1.dbo.customers.Value", "field": "after"},
+            {"type": "struct", "fields": _SOURCE_FIELDS, "optional": False,
+             "name": "io.debezium.connector.sqlserver.Source", "field": "source"},
+            _field("string", "op"),
+            _field("int64", "ts_ms", True),
+        ],
+        "optional": False,
+        "name": "server1.dbo.customers.Envelope",
+    },
+    separators=(",", ":"),
+)
+
+
+DEBEZIUM_KEY_SCHEMA = json.dumps(
+    {"type": "struct", "fields": [_field("int32", "id")], "optional": False,
+     "name": "server1.dbo.customers.Key"},
+    separators=(",", ":"),
+)
+
+
+def debezium_line(e: Event, n: int) -> str:
+    """SQL Server connector, JsonConverter with schemas.enable=true, as a captured Kafka record
+    (``{"key": ..., "value": ...}``, the shape cdclake's Kafka dump writes): the record key
+    names the primary key."""
+    row = e.after if e.after is not None else e.before
+    assert row is not None
+    txn_end = min(e.i // 5 * 5 + 4, n - 1)  # five changes per transaction
+    payload = {
+        "before": e.before,
+        "after": e.after,
+        "source": {
+            "version": "2.7.3.Final", "connector": "sqlserver", "name": "server1",
+            "ts_ms": TS0 + e.i, "snapshot": False, "db": DB, "schema": SCHEMA, "table": TABLE,
+            "change_lsn": _lsn(e.i), "commit_lsn": _lsn(txn_end),
+            "event_serial_no": 2 if e.op == "u" else 1,
+        },
+        "op": e.op,
+        "ts_ms": TS0 + e.i + 3000,
+    }
+    key = '{"schema":' + DEBEZIUM_KEY_SCHEMA + ',"payload":{"id":' + str(row["id"]) + "}}"
+    value = '{"schema":' + DEBEZIUM_SCHEMA + ',"payload":' + json.dumps(
+        payload, separators=(",", ":")) + "}"
+    return '{"key":' + key + ',"value":' + value + "}"
+
+
+def _strings(row: dict[str, object] | None) -> dict[str, str] | None:
+    return None if row is None else {k: str(v) for k, v in row.items()}
+
+
+_MYSQL_TYPES = {"id": "int(11)", "first_name": "varchar(255)", "last_name": "varchar(255)",
+                "email": "varchar(255)"}
+_SQL_TYPES = {"id": 4, "first_name": 12, "last_name": 12, "email": 12}
+_CANAL_TYPE = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
+
+
+def canal_line(e: Event, n: int) -> str:
+    """Canal flat message: values as strings, ``old`` holds the changed columns only."""
+    row = e.after if e.op != "d" else e.before
+    old = None
+    if e.op == "u" and e.before is not None and e.after is not None:
+        old = [{k: str(v) for k, v in e.before.items() if e.after[k] != v}]
+    msg = {
+        "data": [_strings(row)], "database": DB, "es": (TS0 + e.i) // 1000 * 1000,
+        "id": e.i // 5 + 1, "isDdl": False, "mysqlType": _MYSQL_TYPES, "old": old,
+        "pkNames": ["id"], "sql": "", "sqlType": _SQL_TYPES, "table": TABLE,
+        "ts": TS0 + e.i + 3000, "type": _CANAL_TYPE[e.op],
+    }
+    return json.dumps(msg, separators=(",", ":"))
+
+
+_CKAFKA_TYPE = {"c": "I", "u": "U", "d": "D"}
+
+
+def ckafka_line(e: Event, n: int) -> str:
+    """Tencent CKafka "Official Format I": strings, full before image, binlog file + pos."""
+    msg = {
+        "BINLOG_NAME": "mysql-bin.000003", "BINLOG_POS": 154 + 100 * e.i, "DATABASE": DB,
+        "EVENT_SERVER_ID": None, "GLOBAL_ID": None, "GROUP_ID": None,
+        "NEW_VALUES": _strings(e.after), "OLD_VALUES": _strings(e.before), "TABLE": TABLE,
+        "TIME": "20240611015029", "TYPE": _CKAFKA_TYPE[e.op],
+    }
+    return json.dumps(msg, separators=(",", ":"))
+
+
+_DW_COLUMNS = [{"name": "id", "type": "LONG"}, {"name": "first_name", "type": "STRING"},
+               {"name": "last_name", "type": "STRING"}, {"name": "email", "type": "STRING"}]
+_DW_OP = {"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"}
+
+
+def dataworks_line(e: Event, n: int) -> str:
+    """Alibaba DataWorks sync-to-Kafka JSON, one record per update (before and after)."""
+    msg = {
+        "schema": {
+            "dataColumn": _DW_COLUMNS, "primaryKey": ["id"],
+            "source": {"dbType": "mysql", "dbVersion": "8.0.28", "dbName": DB,
+                       "tableName": TABLE},
+        },
+        "payload": {
+            "before": None if e.before is None else {"dataColumn": e.before},
+            "after": None if e.after is None else {"dataColumn": e.after},
+            "sequenceId": str(1000000 + e.i), "scn": None, "op": _DW_OP[e.op],
+            "timestamp": {"eventTime": TS0 + e.i, "systemTime": TS0 + e.i + 5,
+                          "checkpointTime": TS0 + e.i},
+            "ddl": None,
+        },
+        "version": "1.0.0",
+    }
+    return json.dumps(msg, separators=(",", ":"))
+
+
+_ROW = "STRUCT<id: INT, first_name: STRING, last_name: STRING, email: STRING>"
+_ROW_STR = "STRUCT<id: STRING, first_name: STRING, last_name: STRING, email: STRING>"
+_ROW_LONG = "STRUCT<id: BIGINT, first_name: STRING, last_name: STRING, email: STRING>"
+_DBZ_FIELD = "STRUCT<type: STRING, optional: BOOLEAN, `default`: BOOLEAN, field: STRING>"
+_DBZ_KEY = (
+    "STRUCT<`schema`: STRUCT<type: STRING, fields: ARRAY<" + _DBZ_FIELD + ">, optional: BOOLEAN,"
+    " name: STRING>, payload: STRUCT<id: INT>>"
+)
+
+
+@dataclass(frozen=True)
+class WireFormat:
+    """How one format's lines are written, and the exact Spark schema of those lines."""
+
+    name: str  # the cdclake format name
+    line: Callable[[Event, int], str]
+    exact_schema: str  # DDL for from_json: every field of the message, typed as written
+
+
+WIRE_FORMATS: dict[str, WireFormat] = {
+    "debezium": WireFormat(
+        "debezium", debezium_line,
+        "key " + _DBZ_KEY + ", value STRUCT<"
+        "`schema`: STRUCT<type: STRING, fields: ARRAY<STRUCT<type: STRING, fields: ARRAY<"
+        + _DBZ_FIELD + ">, optional: BOOLEAN, name: STRING, field: STRING>>, optional: BOOLEAN,"
+        " name: STRING>, payload: STRUCT<before: " + _ROW + ", after: " + _ROW
+        + ", source: STRUCT<version: STRING, connector: STRING, name: STRING, ts_ms: BIGINT, "
+        "snapshot: BOOLEAN, db: STRING, `schema`: STRING, `table`: STRING, change_lsn: STRING, "
+        "commit_lsn: STRING, event_serial_no: BIGINT>, op: STRING, ts_ms: BIGINT>>",
+    ),
+    "canal": WireFormat(
+        "canal", canal_line,
+        "data ARRAY<" + _ROW_STR + ">, database STRING, es BIGINT, id BIGINT, isDdl BOOLEAN, "
+        "mysqlType STRUCT<id: STRING, first_name: STRING, last_name: STRING, email: STRING>, "
+        "old ARRAY<MAP<STRING, STRING>>, pkNames ARRAY<STRING>, `sql` STRING, "
+        "sqlType STRUCT<id: INT, first_name: INT, last_name: INT, email: INT>, `table` STRING, "
+        "ts BIGINT, type STRING",
+    ),
+    "ckafka": WireFormat(
+        "ckafka", ckafka_line,
+        "BINLOG_NAME STRING, BINLOG_POS BIGINT, DATABASE STRING, EVENT_SERVER_ID STRING, "
+        "GLOBAL_ID STRING, GROUP_ID STRING, NEW_VALUES " + _ROW_STR + ", OLD_VALUES " + _ROW_STR
+        + ", `TABLE` STRING, TIME STRING, TYPE STRING",
+    ),
+    "dataworks": WireFormat(
+        "dataworks", dataworks_line,
+        "`schema` STRUCT<dataColumn: ARRAY<STRUCT<name: STRING, type: STRING>>, "
+        "primaryKey: ARRAY<STRING>, source: STRUCT<dbType: STRING, dbVersion: STRING, "
+        "dbName: STRING, tableName: STRING>>, payload STRUCT<before: STRUCT<dataColumn: "
+        + _ROW_LONG + ">, after: STRUCT<dataColumn: " + _ROW_LONG + ">, sequenceId: STRING, "
+        "scn: STRING, op: STRING, timestamp: STRUCT<eventTime: BIGINT, systemTime: BIGINT, "
+        "checkpointTime: BIGINT>, ddl: STRUCT<text: STRING, ddlMeta: STRING>>, version STRING",
+    ),
+}
+
+# CKafka messages carry no key: it is configured, as a user would (--primary-key). The other
+# formats name it (Debezium record key, canal pkNames, DataWorks primaryKey).
+PRIMARY_KEYS: dict[str, dict[str, tuple[str, ...]]] = {"ckafka": {f"{DB}.{TABLE}": ("id",)}}
+
+
+def primary_keys(fmt: str) -> dict[str, tuple[str, ...]] | None:
+    return PRIMARY_KEYS.get(fmt)
+
+
+def write_events(path: Path, fmt: str, n: int, keys: int, stride: int, seed: int = 42) -> Path:
+    """Write the stream as JSON lines (once: an existing complete file is reused)."""
+    done = path.with_suffix(path.suffix + ".done")
+    if path.exists() and done.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    line = WIRE_FORMATS[fmt].line
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        buf: list[str] = []
+        for e in events(n, keys, stride, seed):
+            buf.append(line(e, n))
+            if len(buf) >= 10000:
+                f.write("\n".join(buf) + "\n")
+                buf.clear()
+        if buf:
+            f.write("\n".join(buf) + "\n")
+    tmp.rename(path)
+    done.touch()
+    return path

@@ -1,0 +1,283 @@
+"""The report: JSON (everything), Markdown (tables + targets + profile), PNG (two plots)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from bench.eventlog import GroupStat
+from bench.measure import Measurement
+
+HEAVY = "debezium"
+
+
+def machine() -> dict[str, object]:
+    mem_kb = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kb = int(line.split()[1])
+    try:
+        java = subprocess.run(["java", "-version"], capture_output=True, text=True,
+                              check=False).stderr.splitlines()[0]
+    except (OSError, IndexError):
+        java = "unknown"
+    from cdclake import _spark
+
+    return {
+        "nproc": os.cpu_count(),
+        "memory_gib": round(mem_kb / 1024 / 1024, 1),
+        "cpu": _cpu_model(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "java": java,
+        "pyspark": metadata.version("pyspark"),
+        "delta_spark": metadata.version("delta-spark"),
+        "delta_jar": _spark.DELTA_PACKAGE,
+        "spark_master": os.environ.get("CDCLAKE_SPARK_MASTER", "local[2]"),
+        "driver_memory": os.environ.get("CDCLAKE_DRIVER_MEMORY", "4g"),
+        "loadavg_at_end": Path("/proc/loadavg").read_text().split()[:3],
+    }
+
+
+def _cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def _profile_for(m: Measurement, profile: dict[str, GroupStat]) -> dict[str, object] | None:
+    """Event-log stats of the median repeat of ``m``."""
+    if not m.times:
+        return None
+    order = sorted(range(len(m.times)), key=lambda i: m.times[i])
+    i = order[len(order) // 2]
+    g = profile.get(f"{m.fmt}/{m.events}/{m.table_rows}/{m.contender}/r{i}")
+    return g.as_dict() if g else None
+
+
+def _find(rows: list[dict[str, Any]], contender: str, fmt: str = HEAVY,
+          events: int | None = None, table_rows: int | None = None) -> dict[str, Any] | None:
+    for r in rows:
+        if (r["contender"] == contender and r["format"] == fmt
+                and (events is None or r["events"] == events)
+                and (table_rows is None or r["table_rows"] == table_rows)
+                and r["status"] == "ok"):
+            return r
+    return None
+
+
+def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
+    if not a or not b or not a.get("eps") or not b.get("eps"):
+        return None
+    return round(a["eps"] / b["eps"], 3)
+
+
+def targets(rows: list[dict[str, Any]], args: argparse.Namespace,
+            fmts: list[str]) -> list[dict[str, Any]]:
+    n = max(args.events)
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, fmt: str, value: float | None, goal: str, ok: bool | None,
+            note: str = "") -> None:
+        out.append({"target": name, "format": fmt, "events": n, "value": value, "goal": goal,
+                    "met": ok, "note": note})
+
+    for fmt in fmts:
+        r = _ratio(_find(rows, "decode", fmt, n), _find(rows, "floor-parse", fmt, n))
+        add("decode / floor-parse", fmt, r, ">= 0.8", None if r is None else r >= 0.8)
+        r = _ratio(_find(rows, "apply-empty", fmt, n), _find(rows, "floor-write", fmt, n))
+        add("apply (empty table) / floor-write", fmt, r, ">= 0.4", None if r is None else r >= 0.4)
+    for kind in ("empty", "existing"):
+        r = _ratio(_find(rows, f"apply-{kind}", HEAVY, n), _find(rows, f"recipe-{kind}", HEAVY, n))
+        add(f"apply / recipe ({kind} table)", HEAVY, r, ">= 5", None if r is None else r >= 5)
+    auto = _find(rows, "autocdc", HEAVY, n)
+    reason = next((r["reason"] for r in rows if r["contender"] == "autocdc" and r["reason"]), "")
+    r = _ratio(_find(rows, "apply-existing", HEAVY, n), auto)
+    add("apply / AUTO CDC", HEAVY, r, ">= 1", None if r is None else r >= 1,
+        "" if auto else f"AUTO CDC did not run: {reason}")
+    sizes = sorted(args.table_sizes)
+    lo = _find(rows, "merge-scaling", HEAVY, table_rows=sizes[0])
+    hi = _find(rows, "merge-scaling", HEAVY, table_rows=sizes[-1])
+    ratio = round(hi["median_s"] / lo["median_s"], 3) if lo and hi else None
+    add(f"MERGE {args.merge_batch:,} changes: time({sizes[-1]:,} rows) / time({sizes[0]:,})",
+        HEAVY, ratio, "<= 3", None if ratio is None else ratio <= 3)
+    for fmt in fmts:
+        add(*_driver_growth(rows, fmt, args.events))
+    return out
+
+
+def _driver_growth(rows: list[dict[str, Any]], fmt: str,
+                   events: list[int]) -> tuple[str, str, float | None, str, bool | None, str]:
+    """Bytes of task results sent to the driver by cdclake apply, smallest vs largest input."""
+    name = "nothing proportional to the data collected to the driver"
+    lo, hi = min(events), max(events)
+    a, b = _find(rows, "apply-empty", fmt, lo), _find(rows, "apply-empty", fmt, hi)
+    if not a or not b or not a.get("profile") or not b.get("profile") or lo == hi:
+        return name, fmt, None, "flat in N", None, "needs two event counts"
+    ba, bb = a["profile"]["result_bytes_to_driver"], b["profile"]["result_bytes_to_driver"]
+    growth = round(bb / max(ba, 1), 2)
+    note = (f"result bytes to driver {ba:,} at {lo:,} events, {bb:,} at {hi:,} events "
+            f"(x{hi // lo} data); JVM heap peak {a['peak_mb'].get('jvm_heap')} -> "
+            f"{b['peak_mb'].get('jvm_heap')} MB")
+    return name, fmt, growth, f"growth << x{hi // lo}", growth <= 2, note
+
+
+def build(results: list[Measurement], profile: dict[str, GroupStat],
+          args: argparse.Namespace, wall: float) -> dict[str, Any]:
+    rows = []
+    for m in results:
+        d = m.as_dict()
+        d["profile"] = _profile_for(m, profile)
+        rows.append(d)
+    fmts = sorted({r["format"] for r in rows if r["status"] == "ok"},
+                  key=lambda f: (f != HEAVY, f))
+    n = max(args.events)
+
+    def eps(contender: str) -> float | None:
+        r = _find(rows, contender, HEAVY, n)
+        return r["eps"] if r else None
+
+    tg = targets(rows, args, fmts)
+    merge = next((t for t in tg if t["target"].startswith("MERGE")), None)
+    auto_reason = next((r["reason"] for r in rows if r["contender"] == "autocdc"
+                        and r["status"] != "ok"), None)
+    headline = {
+        "format": HEAVY, "events": n,
+        "floor_parse_eps": eps("floor-parse"), "floor_write_eps": eps("floor-write"),
+        "decode_eps": eps("decode"), "decode_auto_eps": eps("decode-auto"),
+        "apply_eps": eps("apply-empty"), "apply_existing_eps": eps("apply-existing"),
+        "recipe_eps": eps("recipe-empty"), "recipe_existing_eps": eps("recipe-existing"),
+        "autocdc_eps": eps("autocdc"),
+        "autocdc_reason": auto_reason if eps("autocdc") is None else None,
+        "merge_scaling_ratio": merge["value"] if merge else None,
+    }
+    return {
+        "headline": headline,
+        "settings": {
+            "events": args.events, "table_sizes": args.table_sizes,
+            "merge_batch": args.merge_batch, "repeat": args.repeat, "smoke": args.smoke,
+            "keys": "events / 10", "seed": args.seed, "wall_seconds": round(wall, 1),
+        },
+        "machine": machine(),
+        "targets": tg,
+        "results": rows,
+    }
+
+
+# ---- writing --------------------------------------------------------------------------------
+
+
+def _fmt(x: float | None, digits: int = 2) -> str:
+    if x is None:
+        return "-"
+    return f"{x:,.{digits}f}" if isinstance(x, float) else f"{x:,}"
+
+
+def markdown(s: dict[str, Any]) -> str:
+    m, st = s["machine"], s["settings"]
+    lines = [
+        "# cdclake benchmark",
+        "",
+        f"Machine: {m['nproc']} cores ({m['cpu']}), {m['memory_gib']} GiB, {m['java']}, "
+        f"pyspark {m['pyspark']}, delta-spark {m['delta_spark']} ({m['delta_jar']}), "
+        f"master {m['spark_master']}, driver memory {m['driver_memory']}.",
+        f"Settings: events {st['events']}, keys = events/10, MERGE tables {st['table_sizes']} "
+        f"with a {st['merge_batch']:,}-change batch, {st['repeat']} repeat(s), seed {st['seed']};"
+        f" run took {st['wall_seconds']:.0f} s.",
+        "",
+        "## Results",
+        "",
+        "| format | contender | events | table rows | min s | median s | events/s | "
+        "JVM heap MB | JVM RSS MB | py workers MB | Spark jobs | bytes to driver | status |",
+        "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|",
+    ]
+    for r in s["results"]:
+        p, pk = r.get("profile") or {}, r.get("peak_mb") or {}
+        status = r["status"] if r["status"] == "ok" else f"{r['status']}: {r['reason']}"
+        lines.append(
+            f"| {r['format']} | {r['contender']} | {r['events']:,} | {r['table_rows']:,} | "
+            f"{_fmt(r['min_s'])} | {_fmt(r['median_s'])} | {_fmt(r['eps'], 0)} | "
+            f"{_fmt(pk.get('jvm_heap'), 0)} | {_fmt(pk.get('jvm_rss'), 0)} | "
+            f"{_fmt(pk.get('py_workers_rss'), 0)} | {p.get('jobs', '-')} | "
+            f"{_fmt(p.get('result_bytes_to_driver'))} | {status} |"
+        )
+    lines += ["", "## Targets", "", "| target | format | value | goal | met | note |",
+              "|---|---|--:|---|---|---|"]
+    for t in s["targets"]:
+        met = {True: "yes", False: "**no**", None: "n/a"}[t["met"]]
+        lines.append(f"| {t['target']} | {t['format']} | {_fmt(t['value'], 3)} | {t['goal']} | "
+                     f"{met} | {t['note']} |")
+    lines += ["", "## Where the time goes (event log, median repeat, largest input)", ""]
+    n = max(st["events"])
+    for r in s["results"]:
+        if r["events"] != n or r["format"] != HEAVY or not r.get("profile"):
+            continue
+        p = r["profile"]
+        lines.append(f"**{r['contender']}** ({_fmt(r['median_s'])} s wall, {p['jobs']} jobs, "
+                     f"{p['job_seconds']} s in jobs, {p['task_seconds']} s task time): "
+                     + "; ".join(f"job {j['job']} {j['s']} s `{j['call']}`"
+                                 for j in p["slowest_jobs"][:4]))
+        lines.append("")
+    lines += ["", "Headline (stdout JSON line):", "", "```json",
+              json.dumps(s["headline"], indent=1), "```", ""]
+    return "\n".join(lines)
+
+
+def plot(s: dict[str, Any], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5))
+    rows = [r for r in s["results"] if r["status"] == "ok" and r["eps"]]
+    series: dict[str, list[tuple[int, float]]] = {}
+    for r in rows:
+        if r["contender"].startswith("merge-scaling"):
+            continue
+        if r["format"] != HEAVY and r["contender"] not in ("decode", "apply-empty"):
+            continue
+        series.setdefault(f"{r['format']} {r['contender']}", []).append((r["events"], r["eps"]))
+    for name, pts in sorted(series.items()):
+        pts.sort()
+        style = "-o" if name.startswith(HEAVY) else ":x"
+        a1.plot([p[0] for p in pts], [p[1] for p in pts], style, label=name)
+    a1.set(xscale="log", yscale="log", xlabel="events", ylabel="events / s (median)",
+           title="Throughput vs events")
+    a1.legend(fontsize=7)
+    a1.grid(True, which="both", alpha=0.3)
+    for contender in ("merge-scaling", "merge-scaling-recipe"):
+        pts = sorted((r["table_rows"], r["median_s"]) for r in rows if r["contender"] == contender)
+        if pts:
+            label = "cdclake apply" if contender == "merge-scaling" else "recipe"
+            a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
+    a2.set(xscale="log", xlabel="rows already in the table", ylabel="seconds (median)",
+           title=f"MERGE of a {s['settings']['merge_batch']:,}-change batch vs table size")
+    a2.legend()
+    a2.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write(s: dict[str, Any], out: Path, publish: Path | None) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(s, indent=1) + "\n")
+    (out / "report.md").write_text(markdown(s))
+    plot(s, out / "report.png")
+    if publish is not None:
+        publish.mkdir(parents=True, exist_ok=True)
+        for ext in ("md", "json", "png"):
+            if (out / f"report.{ext}").exists():
+                shutil.copy(out / f"report.{ext}", publish / f"latest.{ext}")

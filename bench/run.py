@@ -1,0 +1,312 @@
+"""Run the cdclake benchmark: ``python -m bench.run [--smoke]`` (see bench/README.md).
+
+Generates the inputs (cached under ``bench/out/data``), runs every contender on the same files
+in one Spark session, writes ``bench/out/report.{md,json,png}`` (and, for a full run, copies
+them to ``bench/results/latest.*``) and prints one JSON line with the headline numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+
+from bench import contenders as C
+from bench import data, eventlog, report, tables
+from bench.autocdc import AutoCdc, first_line, free_port
+from bench.measure import Measurement, repeat
+
+BENCH = Path(__file__).resolve().parent
+console = Console(stderr=True)
+
+
+def log(msg: str) -> None:
+    console.log(msg)
+
+
+def _ints(text: str) -> list[int]:
+    return [int(float(x)) for x in text.split(",") if x.strip()]
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
+    p.add_argument("--smoke", action="store_true",
+                   help="tiny sizes, 1 repeat, Debezium only (CI): 2e3 events, tables 2e3..1e4")
+    p.add_argument("--events", type=_ints, default=[10**4, 10**5, 10**6],
+                   help="event counts, comma-separated (default 1e4,1e5,1e6; add 1e7 if you dare)")
+    p.add_argument("--table-sizes", type=_ints, default=[10**5, 10**6, 10**7],
+                   help="pre-filled table sizes for the MERGE scaling (default 1e5,1e6,1e7)")
+    p.add_argument("--merge-batch", type=int, default=10**4,
+                   help="changes in the MERGE-scaling batch (default 1e4)")
+    p.add_argument("--repeat", type=int, default=3, help="repeats per measurement (default 3)")
+    p.add_argument("--formats", default=None,
+                   help="formats to run (default: all four, --smoke: debezium; unregistered "
+                   "ones are reported as not available)")
+    p.add_argument("--out", type=Path, default=BENCH / "out", help="output folder")
+    p.add_argument("--publish", action=argparse.BooleanOptionalAction, default=None,
+                   help="copy the report to bench/results/latest.* (default: yes unless --smoke)")
+    p.add_argument("--seed", type=int, default=42)
+    a = p.parse_args(argv)
+    if a.smoke:
+        a.events, a.table_sizes, a.merge_batch, a.repeat = [2000], [2000, 10**4], 500, 1
+    if a.formats is None:
+        a.formats = "debezium" if a.smoke else ",".join(data.WIRE_FORMATS)
+    if a.publish is None:
+        a.publish = not a.smoke
+    return a
+
+
+def registered_formats() -> list[str]:
+    from cdclake import formats
+
+    return formats.names()
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.out: Path = args.out.absolute()
+        self.work = self.out / "work"
+        self.results: list[Measurement] = []
+        self.started = time.time()
+        self.load_at_start = Path("/proc/loadavg").read_text().split()[:3]
+
+    # ---- inputs ----------------------------------------------------------------------------
+
+    def events_file(self, fmt: str, n: int, keys: int, stride: int) -> Path:
+        folder = self.out / "data" / fmt / f"n{n}-k{keys}-s{stride}-seed{self.args.seed}"
+        path = folder / "events.jsonl"
+        if not (path.exists() and path.with_suffix(".jsonl.done").exists()):
+            t0 = time.perf_counter()
+            data.write_events(path, fmt, n, keys, stride, self.args.seed)
+            size = path.stat().st_size
+            log(f"generated {fmt} n={n:,} ({size / 1e6:.1f} MB) in "
+                f"{time.perf_counter() - t0:.1f}s")
+        return path
+
+    @staticmethod
+    def keys_for(n: int) -> int:
+        return max(n // 10, 1)
+
+    # ---- session ---------------------------------------------------------------------------
+
+    def start_spark(self) -> None:
+        from cdclake import _spark
+
+        events_dir = self.out / "eventlog"
+        shutil.rmtree(events_dir, ignore_errors=True)
+        events_dir.mkdir(parents=True)
+        self.events_dir = events_dir
+        b = (
+            _spark.builder("cdclake-bench", kafka=False)
+            .config("spark.eventLog.enabled", "true")
+            .config("spark.eventLog.dir", events_dir.as_uri())
+            .config("spark.eventLog.compress", "false")  # plain JSON lines, one file
+            .config("spark.eventLog.rolling.enabled", "false")
+            .config("spark.sql.warehouse.dir", (self.work / "warehouse").as_uri())
+            .config("spark.connect.grpc.binding.port", str(free_port()))
+        )
+        t0 = time.perf_counter()
+        self.spark = b.getOrCreate()
+        self.spark.sparkContext.setLogLevel("ERROR")
+        log(f"Spark {self.spark.version} up in {time.perf_counter() - t0:.1f}s "
+            f"(master {self.spark.sparkContext.master}, "
+            f"shuffle partitions {self.spark.conf.get('spark.sql.shuffle.partitions')})")
+
+    # ---- measuring -------------------------------------------------------------------------
+
+    def measure(
+        self, contender: str, fmt: str, n: int, job: Callable[[], Callable[[], object]],
+        table_rows: int = 0, setup: Callable[[int], object] | None = None,
+        teardown: Callable[[int], object] | None = None, repeats: int | None = None,
+    ) -> Measurement:
+        m = Measurement(contender, fmt, n, table_rows)
+        label = f"{fmt} n={n:,} {contender}" + (f" table={table_rows:,}" if table_rows else "")
+        try:
+            repeat(self.spark, m, job(), repeats or self.args.repeat, setup, teardown)
+            log(f"{label}: median {m.t_median:.2f}s min {m.t_min:.2f}s "
+                f"({m.eps:,.0f} ev/s) heap≤{m.peaks.get('jvm_heap', 0):.0f} MB")
+        except Exception as e:  # a contender that breaks is reported, not fatal
+            m.status, m.reason = "failed", first_line(e)
+            log(f"[red]{label}: FAILED: {m.reason[:300]}")
+        finally:
+            self.spark.catalog.clearCache()  # cdclake's decode leaves a persisted frame behind
+        self.results.append(m)
+        return m
+
+    def unavailable(self, contender: str, fmt: str, n: int, reason: str) -> None:
+        self.results.append(Measurement(contender, fmt, n, status="not available", reason=reason))
+
+    # ---- the run ---------------------------------------------------------------------------
+
+    def cdclake_probe(self, fmt: str, path: Path) -> tuple[str, str]:
+        """Apply the first lines to a scratch target: the table identifier and its folder."""
+        from cdclake.apply.batch import apply_changes
+        from cdclake.apply.tables import Target
+        from cdclake.runner import read_changes
+
+        probe_in = self.work / "probe" / f"{fmt}.jsonl"
+        probe_in.parent.mkdir(parents=True, exist_ok=True)
+        with path.open() as src:
+            probe_in.write_text("".join(src.readline() for _ in range(20)))
+        target = self.work / "probe" / f"{fmt}-lake"
+        tables.remove(target)
+        result = apply_changes(read_changes(self.spark, [probe_in], fmt,
+                                            primary_keys=data.primary_keys(fmt)), str(target))
+        (ident,) = result.tables
+        return ident, Target(str(target)).table_path(ident)
+
+    def base_table(self, fmt: str, rows: int, probe_path: str) -> Path:
+        path = self.out / "tables" / f"{fmt}-cdclake-{rows}"
+        if not (path / "_delta_log").exists():
+            t0 = time.perf_counter()
+            tables.remove(path)
+            tables.build_like(self.spark, probe_path, path, rows)
+            log(f"built {fmt} base table of {rows:,} rows in {time.perf_counter() - t0:.1f}s")
+        return path
+
+    def recipe_table(self, rows: int) -> Path:
+        path = self.out / "tables" / f"recipe-{rows}"
+        if not (path / "_delta_log").exists():
+            t0 = time.perf_counter()
+            tables.remove(path)
+            tables.build_recipe(self.spark, path, rows)
+            log(f"built recipe base table of {rows:,} rows in {time.perf_counter() - t0:.1f}s")
+        return path
+
+    def run_format(self, fmt: str, n: int, path: Path, ident: str, probe: str) -> None:
+        from cdclake.apply.tables import Target
+
+        sp = self.spark
+        w = self.work / f"{fmt}-{n}"
+        self.measure("floor-parse", fmt, n, lambda: C.floor_parse(sp, path, fmt))
+        out = w / "floor-write"
+        self.measure("floor-write", fmt, n, lambda: C.floor_write(sp, path, fmt, out),
+                     setup=lambda _: tables.remove(out))
+        self.measure("decode", fmt, n, lambda: C.decode(sp, path, fmt, fmt))
+        self.measure("decode-auto", fmt, n, lambda: C.decode(sp, path, "auto", fmt))
+        lake = w / "lake"
+        self.measure("apply-empty", fmt, n, lambda: C.apply(sp, path, fmt, lake),
+                     setup=lambda _: tables.remove(lake))
+        rows = 10 * n
+        if fmt != "debezium":
+            return
+        if not probe:
+            self.unavailable("apply-existing", fmt, n, "the 20-line probe apply failed")
+            return
+        base = self.base_table(fmt, rows, probe)
+        table_path = Path(Target(str(lake)).table_path(ident))
+
+        def fill(_: int) -> None:
+            tables.remove(lake)
+            tables.copy_table(base, table_path)
+
+        self.measure("apply-existing", fmt, n, lambda: C.apply(sp, path, fmt, lake),
+                     table_rows=rows, setup=fill)
+        rt = w / "recipe"
+        self.measure("recipe-empty", fmt, n, lambda: C.recipe(sp, path, rt),
+                     setup=lambda _: tables.remove(rt))
+        rbase = self.recipe_table(rows)
+        self.measure("recipe-existing", fmt, n, lambda: C.recipe(sp, path, rt), table_rows=rows,
+                     setup=lambda _: tables.copy_table(rbase, rt))
+        self.run_autocdc(n, path)
+
+    def run_autocdc(self, n: int, path: Path) -> None:
+        if self.autocdc.error is not None:
+            self.unavailable("autocdc", "debezium", n, self.autocdc.error)
+            return
+        name = f"bench_autocdc_{n}"
+        m = Measurement("autocdc", "debezium", n)
+        try:
+            for _ in range(self.args.repeat):
+                m.times.append(self.autocdc.run(path.parent, name))
+            log(f"debezium n={n:,} autocdc: median {m.t_median:.2f}s")
+        except Exception as e:
+            m.status, m.reason = "not available", first_line(e)
+            self.autocdc.error = m.reason
+            log(f"[yellow]AUTO CDC cannot run: {m.reason}")
+        self.results.append(m)
+
+    def run_merge_scaling(self, ident: str, probe: str) -> None:
+        from cdclake.apply.tables import Target
+
+        sp, nb = self.spark, self.args.merge_batch
+        keys = self.keys_for(nb)
+        for rows in self.args.table_sizes:
+            path = self.events_file("debezium", nb, keys, max(rows // keys, 1))
+            base = self.base_table("debezium", rows, probe)
+            lake = self.work / f"merge-{rows}" / "lake"
+            table_path = Path(Target(str(lake)).table_path(ident))
+
+            def fill(_: int, base: Path = base, lake: Path = lake, tp: Path = table_path) -> None:
+                tables.remove(lake)
+                tables.copy_table(base, tp)
+
+            self.measure("merge-scaling", "debezium", nb,
+                         lambda path=path, lake=lake: C.apply(sp, path, "debezium", lake),
+                         table_rows=rows, setup=fill)
+            rbase = self.recipe_table(rows)
+            rt = self.work / f"merge-{rows}" / "recipe"
+            self.measure("merge-scaling-recipe", "debezium", nb,
+                         lambda path=path, rt=rt: C.recipe(sp, path, rt), table_rows=rows,
+                         setup=lambda _, rbase=rbase, rt=rt: tables.copy_table(rbase, rt))
+
+    def run(self) -> dict[str, object]:
+        a = self.args
+        wanted = [f.strip() for f in a.formats.split(",") if f.strip()]
+        registered = registered_formats()
+        fmts = [f for f in wanted if f in registered]
+        for f in wanted:
+            if f not in registered:
+                for n in a.events:
+                    self.unavailable("*", f, n, f"format {f!r} is not registered in "
+                                     f"cdclake.formats.names() {registered}")
+                log(f"[yellow]{f}: not available (not in cdclake.formats.names() {registered})")
+        log(f"formats {fmts}; events {a.events}; tables {a.table_sizes}; "
+            f"merge batch {a.merge_batch}; repeat {a.repeat}")
+        shutil.rmtree(self.work, ignore_errors=True)
+        files = {(f, n): self.events_file(f, n, self.keys_for(n), 100) for n in a.events
+                 for f in fmts}
+        self.start_spark()
+        self.autocdc = AutoCdc(self.spark, self.work / "pipelines")
+        try:
+            probes: dict[str, tuple[str, str]] = {}
+            for f in fmts:
+                try:
+                    probes[f] = self.cdclake_probe(f, files[(f, a.events[0])])
+                except Exception as e:  # reported by the contenders themselves
+                    log(f"[red]{f}: cdclake cannot apply a 20-line probe: {first_line(e)[:300]}")
+            for n in a.events:
+                for f in fmts:
+                    self.run_format(f, n, files[(f, n)], *probes.get(f, ("", "")))
+            if "debezium" in probes:
+                self.run_merge_scaling(*probes["debezium"])
+        finally:
+            self.autocdc.close()
+            self.spark.stop()
+        profile = eventlog.parse(self.events_dir)
+        summary = report.build(self.results, profile, a, time.time() - self.started)
+        summary["machine"]["loadavg_at_start"] = self.load_at_start
+        return summary
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    os.environ.setdefault("CDCLAKE_SPARK_LOG_LEVEL", "ERROR")
+    bench = Bench(args)
+    summary = bench.run()
+    report.write(summary, bench.out, BENCH / "results" if args.publish else None)
+    log(f"report: {bench.out / 'report.md'}")
+    print(json.dumps(summary["headline"]), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

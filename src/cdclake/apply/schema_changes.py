@@ -1,0 +1,311 @@
+"""DDL control records -> Delta table changes, each recorded in ``<target>/_cdc_ddl``.
+
+Statements are parsed with sqlglot (:mod:`cdclake.ddl`), never with regular expressions, and
+applied in source order before the batch's row changes are typed, so that a CREATE TABLE types
+the rows that follow it and an ALTER TABLE ADD COLUMN widens the table first.
+
+What each statement does (the policy, configurable where it says so):
+
+==================== =====================================================================
+CREATE TABLE         creates the Delta table with mapped types; records its primary key
+                     (table property ``cdclake.keyColumns``); an existing table gains the
+                     columns it lacks
+ADD COLUMN           adds the column (earlier rows null)
+DROP COLUMN          ``drop_column="keep"`` (default): the column stays, nullable, and new rows
+                     leave it null; ``"drop"``: dropped (needs column mapping, enabled on demand)
+MODIFY / CHANGE      a widening the table supports (int -> bigint, float -> double, decimal
+                     precision) is applied with Delta type widening; anything else is recorded
+                     and skipped, the column keeps its type
+RENAME COLUMN        renamed with Delta column mapping (enabled on demand)
+TRUNCATE             removes every row older than the statement's position
+DROP TABLE (ERASE)   ``drop_table="keep"`` (default): the Delta table stays as it was, recorded;
+                     ``"drop"``: its folder is deleted
+RENAME TABLE         ``rename_table="follow"`` (default): the Delta table moves to the new
+                     identifier; ``"keep"``: recorded only
+anything else        (CREATE DATABASE, indexes, grants...) recorded as skipped with the reason
+==================== =====================================================================
+
+A statement that cannot be parsed is quarantined with the parser's message; the pipeline goes on.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
+
+from cdclake import ddl as sql
+from cdclake import mysql_types
+from cdclake.apply import tables as T
+from cdclake.apply.keyless import KEYLESS_FIELDS
+from cdclake.apply.scd1 import Txn
+from cdclake.model import POSITION_COL, POSITION_TYPE, Op
+
+DDL_TABLE = "_cdc_ddl"
+WIDENINGS = {
+    ("byte", "short"), ("byte", "integer"), ("byte", "long"), ("short", "integer"),
+    ("short", "long"), ("integer", "long"), ("float", "double"), ("date", "timestamp_ntz"),
+}
+
+
+@dataclass(frozen=True)
+class DdlPolicy:
+    drop_column: str = "keep"
+    drop_table: str = "keep"
+    rename_table: str = "follow"
+    tinyint1_as_boolean: bool = False
+
+
+@dataclass
+class DdlOutcome:
+    table: str | None
+    action: str
+    outcome: str  # applied | skipped | failed
+    reason: str = ""
+
+
+def _ident(name: sql.TableName, default_db: str | None) -> str:
+    db = name.database or default_db
+    return f"{db}.{name.name}" if db else name.name
+
+
+class DdlApplier:
+    """Applies parsed DDL to the Delta tables under one target folder."""
+
+    def __init__(self, spark: SparkSession, target: T.Target, policy: DdlPolicy) -> None:
+        self.spark, self.target, self.policy = spark, target, policy
+
+    def _path(self, name: sql.TableName, db: str | None) -> tuple[str, str]:
+        ident = _ident(name, db)
+        return ident, self.target.table_path(ident)
+
+    def _exists(self, path: str) -> bool:
+        return DeltaTable.isDeltaTable(self.spark, path)
+
+    def _spark_type(self, col: sql.ColumnDef) -> Any:
+        return mysql_types.spark_type(
+            col.type_sql, tinyint1_as_boolean=self.policy.tinyint1_as_boolean
+        )
+
+    def apply(self, action: Any, db: str | None, position: list[int]) -> DdlOutcome:
+        kind = type(action).__name__
+        handler = getattr(self, f"_{kind}", None)
+        if handler is None:
+            return DdlOutcome(None, kind, "skipped", f"{kind} is not handled")
+        return handler(action, db, position)  # type: ignore[no-any-return]
+
+    def _CreateTable(self, a: sql.CreateTable, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path = self._path(a.table, db)
+        columns = StructType(
+            [StructField(c.name, self._spark_type(c), True) for c in a.columns]
+        )
+        extra = [] if a.primary_key else KEYLESS_FIELDS
+        full = StructType([*columns.fields, *T.meta_fields(POSITION_TYPE), *extra])
+        existed = self._exists(path)
+        props = {T.KEY_PROPERTY: ",".join(a.primary_key)} if a.primary_key else {}
+        T.ensure_table(self.spark, path, full, props)
+        if existed and props:
+            T.set_properties(self.spark, path, props)
+        keys = ",".join(a.primary_key) or "none"
+        return DdlOutcome(
+            ident, "create table", "applied",
+            f"{'existed: added missing columns' if existed else 'created'}; primary key {keys}",
+        )
+
+    def _CreateTableLike(self, a: sql.CreateTableLike, db: str | None, pos: list[int]
+                         ) -> DdlOutcome:
+        ident, path = self._path(a.table, db)
+        _, like = self._path(a.like, db)
+        if not self._exists(like):
+            return DdlOutcome(ident, "create table like", "skipped",
+                              f"{_ident(a.like, db)} has no Delta table to copy")
+        schema = self.spark.read.format("delta").load(like).schema
+        T.ensure_table(self.spark, path, schema, T.table_properties(self.spark, like))
+        return DdlOutcome(ident, "create table like", "applied", f"like {_ident(a.like, db)}")
+
+    def _need(self, name: sql.TableName, db: str | None, action: str
+              ) -> tuple[str, str, DdlOutcome | None]:
+        ident, path = self._path(name, db)
+        if not self._exists(path):
+            return ident, path, DdlOutcome(ident, action, "skipped",
+                                           "no Delta table for it yet (no CREATE TABLE or rows seen)")
+        return ident, path, None
+
+    def _AddColumn(self, a: sql.AddColumn, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path, missing = self._need(a.table, db, "add column")
+        if missing:
+            return missing
+        existing = {f.name.lower() for f in self.spark.read.format("delta").load(path).schema}
+        if a.column.name.lower() in existing:
+            return DdlOutcome(ident, "add column", "skipped", f"column {a.column.name} exists")
+        T.ensure_table(self.spark, path, StructType(
+            [StructField(a.column.name, self._spark_type(a.column), True)]))
+        return DdlOutcome(ident, "add column", "applied",
+                          f"{a.column.name} {a.column.type_sql}; earlier rows null")
+
+    def _DropColumn(self, a: sql.DropColumn, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path, missing = self._need(a.table, db, "drop column")
+        if missing:
+            return missing
+        if self.policy.drop_column != "drop":
+            return DdlOutcome(ident, "drop column", "skipped",
+                              f"{a.name} kept (nullable) by policy drop_column=keep")
+        self._column_mapping(path)
+        self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} DROP COLUMN {T.quote(a.name)}")
+        return DdlOutcome(ident, "drop column", "applied", a.name)
+
+    def _ModifyColumn(self, a: sql.ModifyColumn, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path, missing = self._need(a.table, db, "modify column")
+        if missing:
+            return missing
+        return self._retype(ident, path, a.column.name, a.column)
+
+    def _retype(self, ident: str, path: str, name: str, col: sql.ColumnDef) -> DdlOutcome:
+        schema = self.spark.read.format("delta").load(path).schema
+        current = next((f.dataType for f in schema.fields if f.name.lower() == name.lower()), None)
+        new = self._spark_type(col)
+        if current is None:
+            return DdlOutcome(ident, "modify column", "skipped", f"no column {name}")
+        if current == new:
+            return DdlOutcome(ident, "modify column", "skipped", f"{name} already {new.simpleString()}")
+        widening = (current.typeName(), new.typeName()) in WIDENINGS or (
+            current.typeName() == "decimal" == new.typeName()
+            and new.precision - new.scale >= current.precision - current.scale  # type: ignore[attr-defined]
+            and new.scale >= current.scale  # type: ignore[attr-defined]
+        )
+        if not widening:
+            return DdlOutcome(ident, "modify column", "skipped",
+                              f"{name}: {current.simpleString()} -> {new.simpleString()} is not a "
+                              "widening Delta supports; the column keeps its type")
+        T.set_properties(self.spark, path, {"delta.enableTypeWidening": "true"})
+        self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} ALTER COLUMN {T.quote(name)} "
+                       f"TYPE {new.simpleString()}")
+        return DdlOutcome(ident, "modify column", "applied",
+                          f"{name}: {current.simpleString()} -> {new.simpleString()}")
+
+    def _column_mapping(self, path: str) -> None:
+        props = T.table_properties(self.spark, path)
+        if props.get("delta.columnMapping.mode") != "name":
+            T.set_properties(self.spark, path, {
+                "delta.minReaderVersion": "2", "delta.minWriterVersion": "5",
+                "delta.columnMapping.mode": "name",
+            })
+
+    def _RenameColumn(self, a: sql.RenameColumn, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path, missing = self._need(a.table, db, "rename column")
+        if missing:
+            return missing
+        if a.old != a.new:
+            self._column_mapping(path)
+            self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} RENAME COLUMN {T.quote(a.old)} "
+                           f"TO {T.quote(a.new)}")
+        if a.column is not None:
+            self._retype(ident, path, a.new, a.column)
+        return DdlOutcome(ident, "rename column", "applied", f"{a.old} -> {a.new}")
+
+    def _SetPrimaryKey(self, a: sql.SetPrimaryKey, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path, missing = self._need(a.table, db, "primary key")
+        if missing:
+            return missing
+        T.set_properties(self.spark, path, {T.KEY_PROPERTY: ",".join(a.columns)})
+        return DdlOutcome(ident, "primary key", "applied", ",".join(a.columns) or "dropped")
+
+    def _TruncateTable(self, a: sql.TruncateTable, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path, missing = self._need(a.table, db, "truncate")
+        if missing:
+            return missing
+        stored = T.truncate_position(self.spark, path)
+        if stored is not None and stored >= pos:
+            return DdlOutcome(ident, "truncate", "skipped", "already applied")
+        DeltaTable.forPath(self.spark, path).delete(
+            F.col(POSITION_COL) < F.array(*[F.lit(x).cast("bigint") for x in pos]))
+        T.set_truncate_position(self.spark, path, pos)
+        return DdlOutcome(ident, "truncate", "applied", "rows older than the statement removed")
+
+    def _DropTable(self, a: sql.DropTable, db: str | None, pos: list[int]) -> DdlOutcome:
+        ident, path = self._path(a.table, db)
+        if self.policy.drop_table != "drop":
+            return DdlOutcome(ident, "drop table", "skipped",
+                              "kept by policy drop_table=keep (the lake keeps the last state)")
+        for p in (path, self.target.tombstone_path(ident)):
+            shutil.rmtree(p, ignore_errors=True)
+        return DdlOutcome(ident, "drop table", "applied", "Delta table folder deleted")
+
+    def _RenameTable(self, a: sql.RenameTable, db: str | None, pos: list[int]) -> DdlOutcome:
+        old, old_path = self._path(a.old, db)
+        new, new_path = self._path(a.new, db)
+        if self.policy.rename_table != "follow":
+            return DdlOutcome(old, "rename table", "skipped", f"-> {new} kept by policy")
+        if not self._exists(old_path):
+            return DdlOutcome(old, "rename table", "skipped", "no Delta table for it")
+        if Path(new_path).exists():
+            return DdlOutcome(old, "rename table", "skipped", f"{new} already has a table")
+        Path(old_path).rename(new_path)
+        tomb = Path(self.target.tombstone_path(old))
+        if tomb.exists():
+            tomb.rename(self.target.tombstone_path(new))
+        return DdlOutcome(old, "rename table", "applied", f"moved to {new}")
+
+    def _NoOp(self, a: sql.NoOp, db: str | None, pos: list[int]) -> DdlOutcome:
+        return DdlOutcome(None, a.statement_kind.lower(), "skipped", a.reason)
+
+
+def apply_ddl_records(
+    env: DataFrame, target: T.Target, policy: DdlPolicy, txn: Txn
+) -> dict[tuple[Any, ...], str]:
+    """Apply the batch's DDL records in source order; return ``{lineage: error}`` of bad ones.
+
+    DDL records are few (one per statement), so they are collected to the driver.
+    """
+    spark = env.sparkSession
+    records = (
+        env.filter((F.col("op") == Op.DDL) & F.col("error").isNull())
+        .select("table", "detail", "meta", "position", "seq", "lineage", "source_ts")
+        .orderBy("position", "seq")
+        .collect()
+    )
+    if not records:
+        return {}
+    applier = DdlApplier(spark, target, policy)
+    rows, errors = [], {}
+    for r in records:
+        db = (r["meta"] or {}).get("database") or (r["table"] or "").split(".")[0] or None
+        pos = list(r["position"] or [])
+        lineage = tuple(r["lineage"])
+        try:
+            actions = sql.parse_ddl(r["detail"] or "", default_database=db)
+        except sql.DdlParseError as e:
+            errors[lineage] = f"DDL not parsed: {e}"
+            rows.append((r["table"], r["detail"], "parse", "failed", str(e), r))
+            continue
+        for action in actions:
+            try:
+                out = applier.apply(action, db, pos)
+            except Exception as e:  # a Delta error on one statement must not stop the batch
+                out = DdlOutcome(r["table"], type(action).__name__, "failed", str(e)[:500])
+            rows.append((out.table or r["table"], r["detail"], out.action, out.outcome,
+                         out.reason, r))
+    _record(spark, target, rows, txn)
+    return errors
+
+
+def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) -> None:
+    data = [
+        (table, statement, action, outcome, reason, list(r["position"] or []),
+         r["lineage"], r["source_ts"])
+        for table, statement, action, outcome, reason, r in rows
+    ]
+    schema = (
+        "table STRING, statement STRING, action STRING, outcome STRING, reason STRING, "
+        "position ARRAY<BIGINT>, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>, "
+        "source_ts TIMESTAMP"
+    )
+    df = spark.createDataFrame(data, schema).withColumn("recorded_at", F.current_timestamp())
+    with txn("ddl"):
+        df.write.format("delta").mode("append").save(target.system_path(DDL_TABLE))

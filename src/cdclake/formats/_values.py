@@ -1,0 +1,157 @@
+"""Column expressions that turn the raw text of one JSON value into a typed value.
+
+Building blocks for :data:`cdclake.formats.base.Converter` functions: each takes a Column of raw
+text (what ``from_json(..., StringType)`` renders) and returns a typed Column that is NULL when the
+text does not fit. Spark column expressions only; intermediate values are referenced as few times
+as possible so that the generated code stays small.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from pyspark.sql import Column
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, DecimalType, StringType, TimestampNTZType
+
+MAX_TIMESTAMP_US = 253402300799999999  # 9999-12-31 23:59:59.999999
+MIN_TIMESTAMP_US = -62135596800000000  # 0001-01-01 00:00:00
+MAX_DATE_DAYS, MIN_DATE_DAYS = 2932896, -719162  # 9999-12-31, 0001-01-01
+
+_FRACTION = r"(\.\d{1,9})?"
+ZONE = r"(Z|[+-]\d{2}(:?\d{2}(:?\d{2})?)?)"
+"""A UTC offset as ISO-8601 writes it (``Z``, ``+02``, ``+02:00``, ``+0200``)."""
+ISO_TIMESTAMP = rf"^\d{{4}}-\d{{2}}-\d{{2}}[T ]\d{{2}}:\d{{2}}(:\d{{2}}{_FRACTION})?"
+"""The date and time of an ISO-8601 timestamp, anchored at the start only: add a zone and ``$``."""
+ISO_TIME = rf"^([01]\d|2[0-4]):[0-5]\d(:[0-5]\d{_FRACTION})?{ZONE}?$"
+ISO_DATE = rf"^(\d{{4}}-\d{{2}}-\d{{2}}){ZONE}?$"
+
+
+def identity(raw: Column) -> Column:
+    """Strings stay as they are."""
+    return raw
+
+
+def boolean(raw: Column) -> Column:
+    """``true``/``false`` (any case) -> boolean; anything else NULL."""
+    text = F.lower(F.trim(raw))
+    return F.when(text == "true", F.lit(True)).when(text == "false", F.lit(False))
+
+
+def base64_binary(raw: Column) -> Column:
+    """Base64 text -> binary; NULL when the text is not base64."""
+    return F.try_to_binary(raw, F.lit("base64"))
+
+
+def iso_date(raw: Column) -> Column:
+    """``YYYY-MM-DD`` with an optional zone -> date; NULL for impossible dates."""
+    return F.regexp_extract(raw, ISO_DATE, 1).try_cast("date")
+
+
+def iso_timestamp(raw: Column, data_type: DataType, zone: str) -> Column:
+    """ISO-8601 text -> a timestamp type; ``zone`` is ``ZONE``, ``ZONE + "?"`` or ``""``."""
+    return F.when(raw.rlike(ISO_TIMESTAMP + zone + "$"), raw.try_cast(data_type))
+
+
+def div(n: Column, k: int) -> Column:
+    """Integral division (truncates toward zero; exact for longs)."""
+    return F.call_function("div", n, F.lit(k))
+
+
+def floor_div(n: Column, k: int) -> Column:
+    """Floor division for positive ``k``: subtract the non-negative remainder first (exact)."""
+    return div(F.try_subtract(n, F.pmod(n, F.lit(k))), k)
+
+
+def ntz_from_micros(micros: Column) -> Column:
+    """µs since 1970-01-01 00:00 (wall clock) -> TIMESTAMP_NTZ; NULL outside Spark's range."""
+    # timestamp_add on a TIMESTAMP_NTZ keeps the wall clock whatever the session time zone is
+    epoch = F.lit("1970-01-01 00:00:00").cast(TimestampNTZType())
+    in_range = micros.between(MIN_TIMESTAMP_US, MAX_TIMESTAMP_US)
+    return F.when(in_range, F.timestamp_add("MICROSECOND", micros, epoch))
+
+
+def ltz_from_micros(micros: int) -> Column:
+    """A constant instant, µs since the epoch."""
+    return F.timestamp_micros(F.lit(micros))
+
+
+def date_from_days(days: Column) -> Column:
+    """Days since 1970-01-01 -> date; NULL outside Spark's range."""
+    return F.when(days.between(MIN_DATE_DAYS, MAX_DATE_DAYS), F.date_from_unix_date(days))
+
+
+def time_of_day_text(micros: Column) -> Column:
+    """A signed count of µs -> ``[-]HH:MM:SS.ffffff``; hours may exceed 23 (MySQL ``TIME``)."""
+    # abs(Long.MIN_VALUE) overflows; from here on all is non-negative, so `div` floors
+    magnitude = F.abs(F.when(micros != F.lit(-(2**63)), micros))
+    seconds = div(magnitude, 1_000_000)
+    text = F.format_string(
+        "%s%02d:%02d:%02d.%06d",
+        F.when(micros < 0, F.lit("-")).otherwise(F.lit("")),
+        div(seconds, 3600),
+        F.pmod(div(seconds, 60), F.lit(60)),
+        F.pmod(seconds, F.lit(60)),
+        F.pmod(magnitude, F.lit(1_000_000)),
+    )
+    return F.when(magnitude.isNotNull(), text)
+
+
+def twos_complement_text(data: Column) -> Column:
+    """Big-endian two's-complement bytes (1..16) -> the integer's decimal text; NULL otherwise.
+
+    Up to 8 bytes: ``conv`` of the sign-extended hex digits as a signed 64-bit number. Longer: the
+    digits are split into two unsigned 64-bit halves and recombined in decimal(38,0), so at most
+    38 digits; a negative number is written as ``-(~x + 1)``, the bits inverted digit by digit, so
+    that no intermediate exceeds the magnitude of the result, and the sign goes on the text
+    because Spark's decimal negation rounds to 34 digits.
+    Example: ``00 E2 06`` -> ``"57862"``, ``FF 1D FA`` -> ``"-57862"``.
+    """
+    digits = F.hex(data)
+    negative = F.substring(digits, 1, 1) >= F.lit("8")
+    sign_digit = F.when(negative, F.lit("F")).otherwise(F.lit("0"))
+    short = F.conv(F.call_function("lpad", digits, F.lit(16), sign_digit), 16, -10)
+    inverted = F.when(negative, F.lit("FEDCBA9876543210")).otherwise(F.lit("0123456789ABCDEF"))
+    magnitude = F.call_function("translate", digits, F.lit("0123456789ABCDEF"), inverted)
+    padded = F.lpad(magnitude, 32, "0")
+    high = F.conv(F.substring(padded, 1, 16), 16, 10).cast(DecimalType(20, 0))
+    low = F.conv(F.substring(padded, 17, 16), 16, 10).cast(DecimalType(20, 0))
+    value = F.try_add(F.try_multiply(high, F.lit(Decimal(2**64))), low)
+    plus_one = F.when(negative, F.lit(Decimal(1))).otherwise(F.lit(Decimal(0)))
+    sign = F.when(negative, F.lit("-")).otherwise(F.lit(""))
+    long = F.concat(sign, F.try_add(value, plus_one).cast(StringType()))
+    size = F.length(digits)
+    return F.when(size.between(2, 16), short).when(size.between(18, 32), long)
+
+
+def decimal_from_twos_complement(data: Column, scale: int, data_type: DecimalType) -> Column:
+    """Unscaled two's-complement bytes and a fixed ``scale`` (>= 0) -> ``data_type`` or NULL.
+
+    Up to 8 bytes and scale 18 the value is computed in decimal(38, scale) (exact); otherwise
+    through the decimal text (slower).
+    """
+    text = twos_complement_text(data)
+    as_text = with_scale(text, F.lit(scale)).try_cast(data_type)
+    if scale > 18:
+        return as_text
+    # decimal(19,0) * decimal(scale,scale) has precision <= 38: exact, no overflow
+    as_number = text.try_cast(DecimalType(19, 0)) * F.lit(Decimal(1).scaleb(-scale))
+    return F.when(F.length(data) <= 8, as_number.try_cast(data_type)).otherwise(as_text)
+
+
+def with_scale(integer_text: Column, scale: Column) -> Column:
+    """``("-123400", 4)`` -> ``"-12.3400"``, ``("5", -2)`` -> ``"500"``: plain decimal text.
+
+    Zeros go after the sign, the point before the last ``scale`` digits, then surplus leading
+    zeros go; ``integer_text`` is referenced once. A NULL scale gives NULL.
+    """
+    positive = F.greatest(scale, F.lit(0))
+    padded = F.regexp_replace(
+        integer_text, F.lit("^(-?)"), F.concat(F.lit("$1"), F.repeat(F.lit("0"), positive))
+    )
+    last_digits = F.concat(F.lit("(\\d{"), positive.cast(StringType()), F.lit("})$"))
+    point = F.when(scale > 0, F.lit(".$1")).otherwise(F.lit("$1"))
+    pointed = F.regexp_replace(padded, last_digits, point)
+    shifted = F.concat(pointed, F.repeat(F.lit("0"), F.greatest(-scale, F.lit(0))))
+    # greatest() skips NULLs, so a NULL scale must be caught here
+    return F.when(scale.isNotNull(), F.regexp_replace(shifted, "^(-?)0+(?=\\d)", "$1"))

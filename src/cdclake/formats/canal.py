@@ -1,0 +1,199 @@
+"""Canal flat-message JSON (MySQL binlog), also the DDL form of Tencent CKafka.
+
+Producer documentation: alibaba/canal wiki "Canal Kafka RocketMQ QuickStart" (``flatMessage``),
+canal's ``FlatMessage`` and ``EventType``; Tencent Cloud CKafka "Official Format Description for
+MySQL Subscription Messages" (its DDL messages are canal flat messages). One message::
+
+    {"data": [{"id": "1", "name": "a"}, {"id": "2", "name": "b"}], "database": "shop",
+     "es": 1655812326000, "id": 7, "isDdl": false, "mysqlType": {"id": "int", "name":
+     "varchar(20)"}, "old": [{"name": "x"}, {"name": null}], "pkNames": ["id"], "sql": "",
+     "sqlType": {...}, "table": "items", "ts": 1655812326123, "type": "UPDATE"}
+
+- ``data[]`` holds several rows of one table: each becomes one change (its index is the last
+  element of the position). ``old[i]`` pairs with ``data[i]`` and holds only the changed columns;
+  a key present with JSON null means "was NULL" (FLINK-19446), so the before image is ``data[i]``
+  overlaid with every key of ``old[i]``.
+- Row images are typed from ``mysqlType`` (:mod:`cdclake.mysql_types`); keys come from
+  ``pkNames``; the table is ``database.table``.
+- A flat message has no binlog coordinates. The position is ``[es (ms), input offset, row index]``:
+  ``es`` has second precision, so two messages of the same second compare by their input offset
+  (file line or Kafka offset). Limit: a message re-delivered later in the same second as a newer
+  one (or a key whose messages span Kafka partitions) is ordered by arrival, not by the binlog.
+  ``es`` given in seconds (CKafka's DDL examples) is scaled to milliseconds.
+- DDL (``isDdl`` true: CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX) is op ``ddl`` with the
+  SQL as ``detail`` and ``meta`` {database, type}; TRUNCATE is op ``truncate`` of its table;
+  GTID/XACOMMIT/XAROLLBACK are ``commit`` control records; MHEARTBEAT is a ``heartbeat``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdclake import mysql_types
+from cdclake.errors import DecodeError
+from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, select_envelope
+from cdclake.model import KeySource, Op
+
+ROW_TYPES: tuple[str, ...] = ("INSERT", "UPDATE", "DELETE")
+DDL_TYPES: tuple[str, ...] = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
+TYPES: dict[str, str] = {
+    "INSERT": Op.INSERT,
+    "UPDATE": Op.UPDATE,
+    "DELETE": Op.DELETE,
+    **{t: Op.DDL for t in DDL_TYPES},
+    "TRUNCATE": Op.TRUNCATE,
+    "GTID": Op.COMMIT,
+    "XACOMMIT": Op.COMMIT,
+    "XAROLLBACK": Op.COMMIT,
+    "MHEARTBEAT": Op.HEARTBEAT,
+}
+# Binlog times below this are seconds (CKafka's DDL examples), above it milliseconds.
+_SECONDS_LIMIT = 100_000_000_000
+
+_VALUE = (
+    "id STRING, database STRING, `table` STRING, pkNames ARRAY<STRING>, isDdl STRING, "
+    "type STRING, es STRING, ts STRING, `sql` STRING, mysqlType MAP<STRING, STRING>, "
+    "data ARRAY<MAP<STRING, STRING>>, old ARRAY<MAP<STRING, STRING>>, gtid STRING, "
+    "_malformed STRING"
+)
+
+
+def lookup(mapping: dict[str, str]) -> Column:
+    """A literal map Column (``lookup(m)[code]`` translates a code, null when unknown)."""
+    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
+
+
+def _before_image(row: Column, old: Column) -> Column:
+    """``data[i]`` overlaid with ``old[i]``: a key of ``old`` wins even when its value is null."""
+    overlaid = F.map_zip_with(
+        row,
+        old,
+        lambda k, new, was: F.when(F.array_contains(F.map_keys(old), k), was).otherwise(new),
+    )
+    return F.to_json(overlaid)
+
+
+def _epoch_ms(es: Column) -> Column:
+    return F.when(es < _SECONDS_LIMIT, es * 1000).otherwise(es)
+
+
+class CanalFormat(Format):
+    name: ClassVar[str] = "canal"
+    description: ClassVar[str] = "Canal flat-message JSON (MySQL binlog)"
+
+    def detect(self, value: Column) -> Column:
+        # every flat message has isDdl (true/false); no other format has it
+        return F.get_json_object(value, "$.isDdl").isNotNull()
+
+    def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
+        parsed = raw.select(
+            "*",
+            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"}).alias(
+                "_v"
+            ),
+        )
+        v = F.col("_v")
+        kind = v["type"]
+        is_row = kind.isin(*ROW_TYPES)
+        rows = parsed.select("*", F.posexplode_outer(F.when(is_row, v["data"])).alias("_i", "_row"))
+        row, index = F.col("_row"), F.col("_i")
+        old = F.get(v["old"], index)
+        op = lookup(TYPES)[kind]
+        table = F.when(
+            F.coalesce(v["table"], F.lit("")) != "", F.concat_ws(".", v["database"], v["table"])
+        )
+        es = _epoch_ms(v["es"].try_cast("bigint"))
+        offset = F.col("lineage")["offset"]
+        position = F.array(es, offset, F.coalesce(index, F.lit(0)).cast("bigint"))
+        pk = F.coalesce(v["pkNames"], F.array().cast("array<string>"))
+        needs_table = is_row | (kind == "TRUNCATE")
+        error = (
+            F.when(v["_malformed"].isNotNull() | v.isNull(), F.lit("not valid JSON"))
+            .when(kind.isNull(), F.lit("not a canal flat message: no 'type' field"))
+            .when(
+                op.isNull(),
+                F.concat(
+                    F.lit("unknown canal type '"),
+                    kind,
+                    F.lit(f"' (expected one of {', '.join(TYPES)})"),
+                ),
+            )
+            .when(
+                needs_table & table.isNull(),
+                F.concat(F.lit("canal "), kind, F.lit(" message without database/table")),
+            )
+            .when(
+                is_row & row.isNull(),
+                F.concat(F.lit("canal "), kind, F.lit(" message without rows in 'data'")),
+            )
+            .when(
+                needs_table & es.isNull(),
+                F.concat(
+                    F.lit("canal es '"),
+                    F.coalesce(v["es"], F.lit("null")),
+                    F.lit("' is not a binlog time in ms: cannot order the change"),
+                ),
+            )
+        )
+        detail = F.when(op.isin(Op.DDL, Op.TRUNCATE), v["sql"]).when(
+            op == Op.COMMIT, F.coalesce(v["gtid"], v["sql"])
+        )
+        meta = F.map_from_arrays(
+            F.array(*map(F.lit, ("database", "type", "gtid", "batch_id"))),
+            F.array(v["database"], kind, v["gtid"], v["id"]),
+        )
+        return select_envelope(
+            rows,
+            table=table,
+            op=op,
+            key_columns=pk,
+            key_source=F.when(F.size(pk) > 0, F.lit(KeySource.MESSAGE)).otherwise(
+                F.lit(KeySource.NONE)
+            ),
+            before_text=F.when(kind == "DELETE", F.to_json(row)).when(
+                (kind == "UPDATE") & old.isNotNull(), _before_image(row, old)
+            ),
+            after_text=F.when(kind.isin("INSERT", "UPDATE"), F.to_json(row)),
+            schema_token=F.when(is_row, F.to_json(v["mysqlType"])),
+            position=F.when(es.isNotNull() & offset.isNotNull(), position),
+            seq=F.col("lineage"),
+            source_ts=F.timestamp_millis(es),
+            lineage=F.col("lineage"),
+            raw=F.col("raw"),
+            detail=detail,
+            meta=meta,
+            error=error,
+        )
+
+    def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
+        return mysql_column_specs(schema_token, options)
+
+
+def mysql_column_specs(schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
+    """A compact JSON ``{"column": "mysql type", ...}`` -> the columns, in that order."""
+    try:
+        types = json.loads(schema_token)
+    except json.JSONDecodeError as e:
+        raise DecodeError(f"mysqlType is not JSON: {schema_token[:200]!r}: {e}") from None
+    if not isinstance(types, dict) or not all(isinstance(t, str) for t in types.values()):
+        raise DecodeError(
+            f"mysqlType must map column names to MySQL types, got {schema_token[:200]!r}"
+        )
+    specs = []
+    for name, mysql_type in types.items():
+        try:
+            specs.append(
+                mysql_types.column_spec(
+                    name,
+                    mysql_type,
+                    tinyint1_as_boolean=options.tinyint1_as_boolean,
+                    source_timezone=options.source_timezone,
+                )
+            )
+        except DecodeError as e:
+            raise DecodeError(f"column {name}: {e}") from None
+    return specs

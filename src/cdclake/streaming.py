@@ -1,0 +1,257 @@
+"""Kafka -> Delta with Structured Streaming, exactly once across crashes.
+
+The query reads with Spark's Kafka source and applies each micro-batch with
+:func:`cdclake.runner.apply_raw`. Exactly once rests on two things:
+
+- Spark's checkpoint: the offsets of batch *n* are logged before it runs, and a batch that was
+  not marked committed is run again after a restart, with the same id over the same offsets;
+- idempotent Delta writes: every write of batch *n* carries ``txnAppId``/``txnVersion = n``
+  (the app id derives from the checkpoint path), so Delta skips what a crashed run already
+  committed. The batch record in ``<target>/_cdc_batches`` is written the same way.
+
+Every message becomes a change, a control record, or a row of ``<target>/_cdc_quarantine``. A
+message larger than ``max_message_bytes`` (key + value) is quarantined here, before decoding,
+with its size and the limit as the reason, and is never parsed.
+
+>>> config = ApplyConfig(kafka_bootstrap="127.0.0.1:9092", topics=("dbz.inventory",),
+...                      checkpoint="/chk", target="/lake", available_now=True)  # doctest: +SKIP
+>>> total = run_kafka(spark, config, lambda m: print(progress_line(m)))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from pyspark import StorageLevel
+from pyspark.errors import StreamingQueryException
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdclake import sources
+from cdclake.apply.batch import BatchResult, quarantine
+from cdclake.apply.scd1 import Txn
+from cdclake.apply.tables import Target
+from cdclake.config import ApplyConfig
+from cdclake.errors import BadInputError, CdclakeError, ConfigError
+from cdclake.runner import app_id_for, apply_raw
+from cdclake.stream_metrics import (
+    BatchMetrics,
+    LatestOffsets,
+    batch_end_offsets,
+    now,
+    write_record,
+)
+
+_log = logging.getLogger(__name__)
+
+MetricsCallback = Callable[[BatchMetrics], None]
+
+# Source options cdclake sets itself; --kafka-option may not change them.
+OWNED_OPTIONS = frozenset(
+    {
+        "kafka.bootstrap.servers",
+        "subscribe",
+        "subscribepattern",
+        "assign",
+        "includeheaders",
+        "startingoffsets",
+        "failondataloss",
+        "maxoffsetspertrigger",
+    }
+)
+OVERSIZE = "oversize"
+
+
+class KafkaStreamError(CdclakeError):
+    """The Kafka query stopped: the broker, the offsets or the checkpoint are the cause."""
+
+
+def source_options(config: ApplyConfig) -> dict[str, str]:
+    """The options of Spark's Kafka source for ``config`` (pass-through options last).
+
+    >>> source_options(ApplyConfig(kafka_bootstrap="h:9092", topics=("a", "b"),
+    ...                            checkpoint="/c", target="/t"))["subscribe"]
+    'a,b'
+    """
+    owned = sorted(k for k in config.kafka_options if k.lower() in OWNED_OPTIONS)
+    if owned:
+        raise ConfigError(
+            f"--kafka-option {owned[0]!r} is set by cdclake; use the matching cdclake option "
+            "(--kafka-bootstrap, --topic, --topic-pattern, --starting-offsets, "
+            "--fail-on-data-loss, --max-offsets-per-trigger)"
+        )
+    assert config.kafka_bootstrap is not None
+    opts = {
+        "kafka.bootstrap.servers": config.kafka_bootstrap,
+        "includeHeaders": "true",
+        "startingOffsets": config.starting_offsets,
+        "failOnDataLoss": str(config.fail_on_data_loss).lower(),
+    }
+    if config.topic_pattern:
+        opts["subscribePattern"] = config.topic_pattern
+    else:
+        opts["subscribe"] = ",".join(config.topics)
+    if config.max_offsets_per_trigger is not None:
+        opts["maxOffsetsPerTrigger"] = str(config.max_offsets_per_trigger)
+    return {**opts, **config.kafka_options}
+
+
+def message_bytes() -> Column:
+    """Size of a Kafka record as the limit counts it: key plus value bytes."""
+    size = [F.coalesce(F.octet_length(c), F.lit(0)) for c in ("key", "value")]
+    return size[0] + size[1]
+
+
+def oversize_reason(limit: int) -> Column:
+    return F.concat(
+        F.lit("message of "),
+        message_bytes().cast("string"),
+        F.lit(f" bytes is over the limit of {limit} bytes (--max-message-bytes); not parsed"),
+    )
+
+
+def _quarantine_oversize(
+    kafka: DataFrame, config: ApplyConfig, app_id: str, batch_id: int
+) -> tuple[int, dict[str, int]]:
+    """Quarantine the records over the size limit without parsing them; their count and reasons."""
+    big = kafka.filter(message_bytes() > config.max_message_bytes).select(
+        F.col("value").cast("string").alias("raw"),
+        F.struct(F.col("topic").alias("source"), F.col("partition"), F.col("offset")).alias(
+            "lineage"
+        ),
+        oversize_reason(config.max_message_bytes).alias("error"),
+        F.lit(None).cast("string").alias("table"),
+        F.lit(None).cast("string").alias("op"),
+    )
+    reasons = {r["error"]: r["count"] for r in big.groupBy("error").count().collect()}
+    if not reasons:
+        return 0, {}
+    if config.fail_on_bad_input:
+        first = (
+            kafka.filter(message_bytes() > config.max_message_bytes)
+            .orderBy("topic", "partition", "offset")
+            .select("topic", "partition", "offset", message_bytes().alias("n"))
+            .first()
+        )
+        assert first is not None
+        raise BadInputError(
+            f"bad input at topic {first['topic']} partition {first['partition']} offset "
+            f"{first['offset']}: message of {first['n']} bytes is over the limit of "
+            f"{config.max_message_bytes} bytes (--max-message-bytes)"
+        )
+    spark = kafka.sparkSession
+    # Its own app id: apply_changes' quarantine step uses "<app_id>/quarantine" for this batch.
+    txn = Txn(spark, f"{app_id}/{OVERSIZE}", batch_id)
+    quarantine(spark, Target(config.target), big, txn, batch_id)
+    return sum(reasons.values()), reasons
+
+
+def process_batch(
+    kafka: DataFrame,
+    batch_id: int,
+    config: ApplyConfig,
+    app_id: str,
+    latest: LatestOffsets | None = None,
+) -> BatchMetrics:
+    """Apply one micro-batch of Spark's Kafka source and write its ``_cdc_batches`` record."""
+    spark = kafka.sparkSession
+    started = now()
+    kafka = kafka.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        stats = kafka.agg(
+            F.count(F.lit(1)).alias("n"),
+            F.max(F.unix_millis("timestamp")).alias("newest"),
+        ).first()
+        assert stats is not None
+        oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id)
+        fits = kafka.filter(message_bytes() <= config.max_message_bytes)
+        result = apply_raw(sources.from_kafka_df(fits), config, app_id, batch_id)
+        result.messages = stats["n"]
+        result.quarantined += oversize
+        for reason, n in reasons.items():
+            result.quarantine_reasons[reason] = result.quarantine_reasons.get(reason, 0) + n
+    finally:
+        kafka.unpersist()
+    assert config.checkpoint is not None
+    end = batch_end_offsets(spark, config.checkpoint, batch_id)
+    metrics = BatchMetrics(
+        batch_id=batch_id,
+        result=result,
+        started_at=started,
+        finished_at=now(),
+        oversize=oversize,
+        end_offsets=end,
+        latest_offsets=latest(end) if latest is not None else None,
+        newest_message_at=(
+            datetime.fromtimestamp(stats["newest"] / 1000, UTC) if stats["newest"] else None
+        ),
+    )
+    write_record(spark, config.target, metrics, app_id)
+    return metrics
+
+
+def run_kafka(
+    spark: SparkSession, config: ApplyConfig, on_batch: MetricsCallback | None = None
+) -> BatchResult:
+    """Run the Kafka query of ``config``; the counts of every batch this run applied.
+
+    With ``available_now`` it applies what the topics hold when it starts, then returns;
+    otherwise it runs until stopped (Ctrl-C stops it after the running batch). Raises
+    :class:`BadInputError` (with ``fail_on_bad_input``) naming topic, partition and offset, and
+    :class:`KafkaStreamError` when the query fails for another reason.
+    """
+    config.check()
+    if config.kafka_bootstrap is None:
+        raise ConfigError("run_kafka needs kafka_bootstrap (HOST:PORT of a Kafka broker)")
+    assert config.checkpoint is not None
+    app_id = app_id_for(config.checkpoint)
+    latest = LatestOffsets(config.kafka_bootstrap, config.kafka_options)
+    total = BatchResult()
+    total.messages = 0
+    failure: list[BaseException] = []
+
+    def each(batch: DataFrame, batch_id: int) -> None:
+        try:
+            metrics = process_batch(batch, batch_id, config, app_id, latest)
+        except BaseException as e:  # kept: py4j turns it into a long Java stack trace
+            failure.append(e)
+            raise
+        total.merge(metrics.result)
+        if on_batch is not None:
+            on_batch(metrics)
+
+    stream = spark.readStream.format("kafka").options(**source_options(config)).load()
+    writer = stream.writeStream.foreachBatch(each).option("checkpointLocation", config.checkpoint)
+    writer = (
+        writer.trigger(availableNow=True)
+        if config.available_now
+        else writer.trigger(processingTime=config.trigger_interval)
+    )
+    query = writer.start()
+    try:
+        query.awaitTermination()
+    except StreamingQueryException as e:
+        if failure and isinstance(failure[0], CdclakeError):
+            raise failure[0] from None
+        raise KafkaStreamError(_query_failure(e, config)) from None
+    except KeyboardInterrupt:
+        query.stop()
+    return total
+
+
+def _query_failure(e: StreamingQueryException, config: ApplyConfig) -> str:
+    """The first lines of Spark's error, with what the query was reading."""
+    text = str(e).strip()
+    head = "\n".join(line for line in text.splitlines()[:6] if line.strip())
+    what = (
+        f"topic pattern {config.topic_pattern!r}"
+        if config.topic_pattern
+        else (f"topics {', '.join(config.topics)}")
+    )
+    return (
+        f"the Kafka query on {what} at {config.kafka_bootstrap} stopped "
+        f"(checkpoint {config.checkpoint}); restart it to resume from the last committed batch. "
+        f"Spark said: {head}"
+    )

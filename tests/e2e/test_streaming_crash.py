@@ -1,0 +1,274 @@
+"""Crashes against a real broker: ``cdclake apply`` killed with SIGKILL, and the broker restarted.
+
+The CLI runs as a subprocess (its own Spark driver); the expected tables are computed in plain
+Python from the produced events (:func:`test_streaming.expected_state`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from queue import Empty, Queue
+from typing import Any
+
+import pytest
+from dbz import event, tombstone
+from pyspark.sql import SparkSession
+from test_streaming import actual_state, assert_balanced, delta_rows, expected_state
+
+from cdclake.kafka_tools import create_topic, produce
+from cdclake.runner import app_id_for
+
+REPO = Path(__file__).resolve().parents[2]
+KAFKA_SH = REPO / "scripts" / "kafka.sh"
+TABLES = ("items", "orders", "customers")
+BATCH_LINE = re.compile(r"^batch (\d+): messages (\d+);")
+
+
+def history(seed: int, n: int, start_lsn: int = 0, live: dict[Any, int] | None = None
+            ) -> list[dict[str, Any]]:
+    """A random but reproducible change history over three tables (ids 1..12 each).
+
+    Inserts, updates and deletes (each delete followed by its tombstone), LSNs increasing.
+    ``live`` carries which rows exist from one call to the next.
+    """
+    rng = random.Random(seed)
+    live = {} if live is None else live
+    out: list[str] = []
+    for step in range(n):
+        lsn = start_lsn + 10 * (step + 1)
+        table, i = rng.choice(TABLES), rng.randint(1, 12)
+        row = {"id": i, "name": f"{table}-{i}-{lsn}", "qty": lsn}
+        if (table, i) not in live:
+            out.append(event("c", after=row, lsn=lsn, table=table))
+            live[(table, i)] = lsn
+        elif rng.random() < 0.25:
+            old = {"id": i, "name": f"{table}-{i}-{live.pop((table, i))}", "qty": None}
+            out += [event("d", before=old, lsn=lsn, table=table), tombstone({"id": i})]
+        else:
+            out.append(event("u", after=row, lsn=lsn, table=table))
+            live[(table, i)] = lsn
+    return [json.loads(line) for line in out]
+
+
+def produce_history(bootstrap: str, topic: str, records: list[dict[str, Any]], tmp: Path) -> int:
+    path = tmp / f"h-{uuid.uuid4().hex[:6]}.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return produce(path, topic, bootstrap)
+
+
+class Cli:
+    """``python -m cdclake.cli apply ...`` in its own process group, stdout read line by line."""
+
+    def __init__(self, args: list[str], log: Path) -> None:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(REPO / "src"),
+            "PYTHONUNBUFFERED": "1",
+            "CDCLAKE_DRIVER_MEMORY": "1g",
+            "COLUMNS": "200",
+        }
+        self.log = log
+        self.err = log.open("ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "cdclake.cli", "apply", *args],
+            stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL,
+            env=env, cwd=REPO, text=True, start_new_session=True,
+        )
+        self.lines: list[str] = []
+        self._queue: Queue[str | None] = Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def wait_for(self, pattern: str, timeout: float) -> str | None:
+        """The next stdout line matching ``pattern``; None when the process ended first."""
+        deadline = time.monotonic() + timeout
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = self._queue.get(timeout=left)
+            except Empty:
+                break
+            if line is None:
+                return None
+            if re.search(pattern, line):
+                return line
+        raise AssertionError(f"no line matching {pattern!r} within {timeout}s: {self.output()}")
+
+    def messages_seen(self) -> int:
+        return sum(int(m[2]) for line in self.lines if (m := BATCH_LINE.match(line)))
+
+    def kill(self) -> None:
+        """SIGKILL the CLI and its Spark JVM together, like a machine going down."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(30)
+        self.err.close()
+
+    def finish(self, timeout: float) -> int:
+        rc = self.proc.wait(timeout)
+        self.err.close()
+        return rc
+
+    def output(self) -> str:
+        tail = self.log.read_text(errors="replace")[-3000:]
+        return "\n".join(self.lines) + "\n--- stderr tail ---\n" + tail
+
+
+def _ids(folder: Path) -> list[int]:
+    return sorted(int(p.name) for p in folder.glob("[0-9]*")) if folder.is_dir() else []
+
+
+def txn_commits(lake: Path, app_id: str) -> list[tuple[str, str, int]]:
+    """(table folder, step, batch id) of every Delta commit made for the query, in log order."""
+    out = []
+    for log in sorted(lake.rglob("_delta_log/*.json")):
+        for line in log.read_text().splitlines():
+            txn = json.loads(line).get("txn")
+            if txn and txn["appId"].startswith(app_id + "/"):
+                step = txn["appId"][len(app_id) + 1:]
+                out.append((str(log.parent.parent.relative_to(lake)), step, int(txn["version"])))
+    return out
+
+
+def moment_of_kill(checkpoint: Path, lake: Path, app_id: str) -> str:
+    """Where the query was when it died, from its checkpoint and the Delta logs."""
+    offsets, commits = _ids(checkpoint / "offsets"), _ids(checkpoint / "commits")
+    if not offsets:
+        return "before the first batch"
+    n = offsets[-1]
+    if commits and commits[-1] == n:
+        return f"between batches (after {n})"
+    steps = sorted({f"{table}:{step}" for table, step, v in txn_commits(lake, app_id) if v == n})
+    if not steps:
+        return f"mid-batch {n}, nothing written yet"
+    if "_cdc_batches:batches" in steps:
+        return f"batch {n} written, Spark commit missing"
+    return f"mid-batch {n}, partly written ({', '.join(steps)})"
+
+
+@pytest.mark.e2e
+def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
+    kafka_broker: str, spark: SparkSession, tmp_path: Path
+) -> None:
+    topic = f"dbz-kill-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_broker, topic, partitions=2)
+    records = history(seed=7, n=90)
+    produced = produce_history(kafka_broker, topic, records, tmp_path)
+    chk, lake = tmp_path / "chk", tmp_path / "lake"
+    args = ["--kafka-bootstrap", kafka_broker, "--topic", topic, "--checkpoint", str(chk),
+            "--target", str(lake), "--max-offsets-per-trigger", "12",
+            "--trigger-interval", "1 second"]
+    app_id = app_id_for(str(chk))
+    rng = random.Random(20251122)
+    moments = []
+    for run in range(6):
+        cli = Cli(args, tmp_path / f"run{run}.log")
+        assert cli.wait_for(r"^streaming ", 300), cli.output()
+        if run % 2:  # right after a batch's writes, or a little into the next batch
+            assert cli.wait_for(r"^batch \d+:", 300), cli.output()
+            time.sleep(rng.choice([0.0, rng.uniform(0.2, 3.0)]))
+        else:  # somewhere in the first batches of this run
+            time.sleep(rng.uniform(2.0, 9.0))
+        cli.kill()
+        moments.append(moment_of_kill(chk, lake, app_id))
+    print("\nkilled:", *moments, sep="\n  ")
+
+    final = Cli([*args, "--available-now"], tmp_path / "final.log")
+    assert final.finish(600) == 0, final.output()
+
+    expected = expected_state(records)
+    assert actual_state(spark, lake, expected) == expected
+    batches = delta_rows(spark, lake / "_cdc_batches")
+    ids = [b["batch_id"] for b in batches]
+    assert len(ids) == len(set(ids)) == _ids(chk / "commits")[-1] + 1, sorted(ids)
+    assert sum(b["messages"] for b in batches) == produced
+    assert sum(b["quarantined"] for b in batches) == 0
+    assert_balanced(batches)
+    commits = txn_commits(lake, app_id)
+    assert len(commits) == len(set(commits)), "a batch step was committed twice"
+    assert any(m.startswith("mid-batch") or "commit missing" in m for m in moments), moments
+
+
+# --- (4) the broker goes away and comes back -----------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Broker:
+    """A broker of this test alone (scripts/kafka.sh), so stopping it disturbs no other test."""
+
+    def __init__(self, data: Path) -> None:
+        self.port = str(_free_port())
+        self.env = {**os.environ, "KAFKA_DATA": str(data)}
+        self.bootstrap = f"127.0.0.1:{self.port}"
+
+    def sh(self, *args: str) -> None:
+        done = subprocess.run(["bash", str(KAFKA_SH), *args, "--port", self.port], env=self.env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, f"kafka.sh {args} failed:\n{done.stdout}{done.stderr}"
+
+
+@pytest.fixture
+def own_broker(tmp_path: Path) -> Iterator[Broker]:
+    broker = Broker(tmp_path / "kafka-data")
+    broker.sh("start", "--fresh")
+    try:
+        yield broker
+    finally:
+        broker.sh("stop")
+
+
+@pytest.mark.e2e
+def test_broker_restart_during_a_run_is_ridden_through(
+    own_broker: Broker, spark: SparkSession, tmp_path: Path
+) -> None:
+    topic = f"dbz-restart-{uuid.uuid4().hex[:8]}"
+    create_topic(own_broker.bootstrap, topic)
+    live: dict[Any, int] = {}
+    first = history(seed=11, n=50, live=live)
+    produced = produce_history(own_broker.bootstrap, topic, first, tmp_path)
+    chk, lake = tmp_path / "chk", tmp_path / "lake"
+    cli = Cli(["--kafka-bootstrap", own_broker.bootstrap, "--topic", topic, "--checkpoint",
+               str(chk), "--target", str(lake), "--max-offsets-per-trigger", "15",
+               "--trigger-interval", "1 second"], tmp_path / "run.log")
+    try:
+        assert cli.wait_for(r"^batch \d+:", 240), cli.output()
+        own_broker.sh("stop")
+        time.sleep(5)
+        own_broker.sh("start")
+        second = history(seed=12, n=30, start_lsn=10_000, live=live)
+        produced += produce_history(own_broker.bootstrap, topic, second, tmp_path)
+        deadline = time.monotonic() + 300
+        while cli.messages_seen() < produced and cli.proc.poll() is None:
+            assert time.monotonic() < deadline, cli.output()
+            time.sleep(1)
+        # It rode through: still running, every message applied once, no error printed.
+        assert cli.proc.poll() is None, cli.output()
+        assert cli.messages_seen() == produced, cli.output()
+    finally:
+        cli.kill()
+    expected = expected_state(first + second)
+    assert actual_state(spark, lake, expected) == expected
+    batches = delta_rows(spark, lake / "_cdc_batches")
+    assert sum(b["messages"] for b in batches) == produced
+    assert_balanced(batches)
