@@ -35,7 +35,10 @@ class GroupStat:
 
     def as_dict(self, top: int = 6) -> dict[str, object]:
         slow = sorted(self.jobs, key=lambda j: -j.seconds)[:top]
+        snapshots = [j for j in self.jobs if "Compute snapshot" in j.name]
         return {
+            "delta_snapshot_jobs": len(snapshots),
+            "delta_snapshot_seconds": round(sum(j.seconds for j in snapshots), 3),
             "jobs": len(self.jobs),
             "job_seconds": round(sum(j.seconds for j in self.jobs), 3),
             "task_seconds": round(sum(j.task_seconds for j in self.jobs), 3),
@@ -79,12 +82,13 @@ def _parse_file(path: Path, groups: dict[str, GroupStat]) -> None:
                 stages = ev.get("Stage Infos") or []
                 for s in stages:
                     stage_job[s["Stage ID"]] = jid
+                name = (ev.get("Properties") or {}).get("spark.job.description") or ""
                 if stages:
                     last = max(stages, key=lambda s: s["Stage ID"])
                     result_stage[jid] = last["Stage ID"]
-                    name = last.get("Stage Name", "")
-                else:
-                    name = ""
+                    # Delta names its jobs in the description; PySpark actions in the stage name
+                    if not name or name == g.split("/")[3]:
+                        name = last.get("Stage Name", "")
                 job_start[jid] = (ev.get("Submission Time", 0), name)
             elif kind == "SparkListenerTaskEnd":
                 sid = ev.get("Stage ID")

@@ -188,7 +188,9 @@ def markdown(s: dict[str, Any]) -> str:
         "",
         f"Machine: {m['nproc']} cores ({m['cpu']}), {m['memory_gib']} GiB, {m['java']}, "
         f"pyspark {m['pyspark']}, delta-spark {m['delta_spark']} ({m['delta_jar']}), "
-        f"master {m['spark_master']}, driver memory {m['driver_memory']}.",
+        f"master {m['spark_master']}, driver memory {m['driver_memory']}; load average "
+        f"{' '.join(m.get('loadavg_at_start', []))} at start, "
+        f"{' '.join(m.get('loadavg_at_end', []))} at end (other Spark test suites were running).",
         f"Settings: events {st['events']}, keys = events/10, MERGE tables {st['table_sizes']} "
         f"with a {st['merge_batch']:,}-change batch, {st['repeat']} repeat(s), seed {st['seed']};"
         f" run took {st['wall_seconds']:.0f} s.",
@@ -221,8 +223,10 @@ def markdown(s: dict[str, Any]) -> str:
         if r["events"] != n or r["format"] != HEAVY or not r.get("profile"):
             continue
         p = r["profile"]
-        lines.append(f"**{r['contender']}** ({_fmt(r['median_s'])} s wall, {p['jobs']} jobs, "
-                     f"{p['job_seconds']} s in jobs, {p['task_seconds']} s task time): "
+        lines.append(f"**{r['contender']}** table={r['table_rows']:,} ({_fmt(r['median_s'])} s "
+                     f"wall, {p['jobs']} jobs, {p['job_seconds']} s in jobs, "
+                     f"{p['task_seconds']} s task time; {p.get('delta_snapshot_jobs', 0)} Delta "
+                     f"'Compute snapshot' jobs = {p.get('delta_snapshot_seconds', 0)} s): "
                      + "; ".join(f"job {j['job']} {j['s']} s `{j['call']}`"
                                  for j in p["slowest_jobs"][:4]))
         lines.append("")

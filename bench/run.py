@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,7 +39,8 @@ def _ints(text: str) -> list[int]:
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
     p.add_argument("--smoke", action="store_true",
-                   help="tiny sizes, 1 repeat, Debezium only (CI): 2e3 events, tables 2e3..1e4")
+                   help="CI size: 2e3 events, Debezium only, tables 2e3..1e4, 1 repeat; skips "
+                   "decode-auto, recipe-existing and the recipe's MERGE scaling")
     p.add_argument("--events", type=_ints, default=[10**4, 10**5, 10**6],
                    help="event counts, comma-separated (default 1e4,1e5,1e6; add 1e7 if you dare)")
     p.add_argument("--table-sizes", type=_ints, default=[10**5, 10**6, 10**7],
@@ -75,6 +77,7 @@ class Bench:
         self.out: Path = args.out.absolute()
         self.work = self.out / "work"
         self.results: list[Measurement] = []
+        self.probes: dict[str, tuple[str, str]] = {}  # format -> (identifier, table to copy)
         self.started = time.time()
         self.load_at_start = Path("/proc/loadavg").read_text().split()[:3]
 
@@ -146,22 +149,17 @@ class Bench:
 
     # ---- the run ---------------------------------------------------------------------------
 
-    def cdclake_probe(self, fmt: str, path: Path) -> tuple[str, str]:
-        """Apply the first lines to a scratch target: the table identifier and its folder."""
-        from cdclake.apply.batch import apply_changes
+    @staticmethod
+    def applied_table(lake: Path) -> tuple[str, str] | None:
+        """The one table cdclake wrote under ``lake``: its identifier and folder."""
         from cdclake.apply.tables import Target
-        from cdclake.runner import read_changes
 
-        probe_in = self.work / "probe" / f"{fmt}.jsonl"
-        probe_in.parent.mkdir(parents=True, exist_ok=True)
-        with path.open() as src:
-            probe_in.write_text("".join(src.readline() for _ in range(20)))
-        target = self.work / "probe" / f"{fmt}-lake"
-        tables.remove(target)
-        result = apply_changes(read_changes(self.spark, [probe_in], fmt,
-                                            primary_keys=data.primary_keys(fmt)), str(target))
-        (ident,) = result.tables
-        return ident, Target(str(target)).table_path(ident)
+        found = sorted(p for p in lake.iterdir() if not p.name.startswith("_")) if lake.is_dir() \
+            else []
+        if len(found) != 1:
+            return None
+        ident = urllib.parse.unquote(found[0].name)
+        return ident, Target(str(lake)).table_path(ident)
 
     def base_table(self, fmt: str, rows: int, probe_path: str) -> Path:
         path = self.out / "tables" / f"{fmt}-cdclake-{rows}"
@@ -181,26 +179,31 @@ class Bench:
             log(f"built recipe base table of {rows:,} rows in {time.perf_counter() - t0:.1f}s")
         return path
 
-    def run_format(self, fmt: str, n: int, path: Path, ident: str, probe: str) -> None:
+    def run_format(self, fmt: str, n: int, path: Path) -> None:
         from cdclake.apply.tables import Target
 
-        sp = self.spark
+        sp, lite = self.spark, self.args.smoke
         w = self.work / f"{fmt}-{n}"
         self.measure("floor-parse", fmt, n, lambda: C.floor_parse(sp, path, fmt))
         out = w / "floor-write"
         self.measure("floor-write", fmt, n, lambda: C.floor_write(sp, path, fmt, out),
                      setup=lambda _: tables.remove(out))
         self.measure("decode", fmt, n, lambda: C.decode(sp, path, fmt, fmt))
-        self.measure("decode-auto", fmt, n, lambda: C.decode(sp, path, "auto", fmt))
+        if not lite:
+            self.measure("decode-auto", fmt, n, lambda: C.decode(sp, path, "auto", fmt))
         lake = w / "lake"
         self.measure("apply-empty", fmt, n, lambda: C.apply(sp, path, fmt, lake),
                      setup=lambda _: tables.remove(lake))
+        applied = self.applied_table(lake)
+        if applied is not None:
+            self.probes.setdefault(fmt, (applied[0], str(self.copy_probe(fmt, applied[1]))))
         rows = 10 * n
         if fmt != "debezium":
             return
-        if not probe:
-            self.unavailable("apply-existing", fmt, n, "the 20-line probe apply failed")
+        if fmt not in self.probes:
+            self.unavailable("apply-existing", fmt, n, "apply-empty wrote no table to copy")
             return
+        ident, probe = self.probes[fmt]
         base = self.base_table(fmt, rows, probe)
         table_path = Path(Target(str(lake)).table_path(ident))
 
@@ -213,10 +216,18 @@ class Bench:
         rt = w / "recipe"
         self.measure("recipe-empty", fmt, n, lambda: C.recipe(sp, path, rt),
                      setup=lambda _: tables.remove(rt))
-        rbase = self.recipe_table(rows)
-        self.measure("recipe-existing", fmt, n, lambda: C.recipe(sp, path, rt), table_rows=rows,
-                     setup=lambda _: tables.copy_table(rbase, rt))
+        if not lite:
+            rbase = self.recipe_table(rows)
+            self.measure("recipe-existing", fmt, n, lambda: C.recipe(sp, path, rt),
+                         table_rows=rows, setup=lambda _: tables.copy_table(rbase, rt))
         self.run_autocdc(n, path)
+
+    def copy_probe(self, fmt: str, table: str) -> Path:
+        """Keep the first table cdclake made for ``fmt``: pre-filled tables copy its schema."""
+        dst = self.work / "probe" / fmt
+        if not dst.exists():
+            tables.copy_table(Path(table), dst)
+        return dst
 
     def run_autocdc(self, n: int, path: Path) -> None:
         if self.autocdc.error is not None:
@@ -252,6 +263,8 @@ class Bench:
             self.measure("merge-scaling", "debezium", nb,
                          lambda path=path, lake=lake: C.apply(sp, path, "debezium", lake),
                          table_rows=rows, setup=fill)
+            if self.args.smoke:
+                continue
             rbase = self.recipe_table(rows)
             rt = self.work / f"merge-{rows}" / "recipe"
             self.measure("merge-scaling-recipe", "debezium", nb,
@@ -277,17 +290,11 @@ class Bench:
         self.start_spark()
         self.autocdc = AutoCdc(self.spark, self.work / "pipelines")
         try:
-            probes: dict[str, tuple[str, str]] = {}
-            for f in fmts:
-                try:
-                    probes[f] = self.cdclake_probe(f, files[(f, a.events[0])])
-                except Exception as e:  # reported by the contenders themselves
-                    log(f"[red]{f}: cdclake cannot apply a 20-line probe: {first_line(e)[:300]}")
             for n in a.events:
                 for f in fmts:
-                    self.run_format(f, n, files[(f, n)], *probes.get(f, ("", "")))
-            if "debezium" in probes:
-                self.run_merge_scaling(*probes["debezium"])
+                    self.run_format(f, n, files[(f, n)])
+            if "debezium" in self.probes:
+                self.run_merge_scaling(*self.probes["debezium"])
         finally:
             self.autocdc.close()
             self.spark.stop()

@@ -17,6 +17,9 @@
 #               properties, offsets.dat, schema-history.dat, connect.log, pid)
 #   topic prefix <db>_<schemas|noschemas> (pg_schemas, mariadb_noschemas, ...)
 #   REST        127.0.0.1:18083 pg/true, 18084 pg/false, 18085 mariadb/true, 18086 mariadb/false
+# JsonConverter replace.null.with.default=false: by default Kafka Connect writes a column's DEFAULT
+# in place of an explicit NULL (INSERT ... c_added = NULL into `c_added varchar DEFAULT 'dflt'`
+# arrived as "dflt"), so the lake would hold a value the database does not.
 # Connector settings: snapshot.mode=initial, heartbeats off, tombstones.on.delete=true,
 # skipped.operations=none (so PostgreSQL TRUNCATE is emitted), provide.transaction.metadata=true
 # (each event's `transaction.total_order` orders the events of one MariaDB transaction, which all
@@ -107,6 +110,8 @@ key.converter=org.apache.kafka.connect.json.JsonConverter
 value.converter=org.apache.kafka.connect.json.JsonConverter
 key.converter.schemas.enable=$SCHEMAS
 value.converter.schemas.enable=$SCHEMAS
+key.converter.replace.null.with.default=false
+value.converter.replace.null.with.default=false
 offset.storage.file.filename=$RUN_DIR/offsets.dat
 offset.flush.interval.ms=1000
 listeners=http://127.0.0.1:$REST_PORT

@@ -48,7 +48,10 @@ class Lake:
         from cdclake.sources import raw_from_lines
 
         config = ApplyConfig(
-            format=format, inputs=(source,), target=str(self.root), keys=keys or {},
+            format=format,
+            inputs=(source,),
+            target=str(self.root),
+            keys=keys or {},
             fail_on_bad_input=fail_on_bad_input,
         )
         return apply_raw(raw_from_lines(self.spark, lines, source), config)
@@ -65,9 +68,7 @@ class Lake:
 
     def quarantine(self) -> list[tuple[object, ...]]:
         df = self.spark.read.format("delta").load(str(self.root / "_cdc_quarantine"))
-        return sorted(
-            (r["lineage"]["offset"], r["reason"]) for r in df.collect()
-        )
+        return sorted((r["lineage"]["offset"], r["reason"]) for r in df.collect())
 
 
 @pytest.fixture

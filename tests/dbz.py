@@ -34,9 +34,16 @@ def event(
     """One PostgreSQL Debezium event as a record-object line (key from the ``id`` column)."""
     row_fields = row_fields or DEFAULT_FIELDS
     source = {
-        "version": "2.7.0.Final", "connector": "postgresql", "name": "pg", "ts_ms": ts_ms,
-        "snapshot": snapshot, "db": "shop", "schema": "public", "table": table,
-        "txId": 1, "lsn": lsn,
+        "version": "2.7.0.Final",
+        "connector": "postgresql",
+        "name": "pg",
+        "ts_ms": ts_ms,
+        "snapshot": snapshot,
+        "db": "shop",
+        "schema": "public",
+        "table": table,
+        "txId": 1,
+        "lsn": lsn,
     }
     payload = {"before": before, "after": after, "source": source, "op": op, "ts_ms": ts_ms}
     row_schema = {"type": "struct", "fields": row_fields, "optional": True}

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from cdclake.errors import CdclakeError
@@ -18,8 +20,9 @@ if TYPE_CHECKING:
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Land database change streams in Delta Lake tables with Apache Spark.")
-console = Console()
-err = Console(stderr=True)
+# Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
+console = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, soft_wrap=True)
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
@@ -41,6 +44,16 @@ def apply(
     checkpoint: Annotated[str | None, typer.Option(help="Streaming checkpoint folder")] = None,
     available_now: Annotated[bool, typer.Option(help="Process what is there, then exit")] = False,
     fail_on_bad_input: Annotated[bool, typer.Option(help="Stop at the first bad record")] = False,
+    include: Annotated[list[str] | None, typer.Option(help="Only tables matching (glob)")] = None,
+    exclude: Annotated[list[str] | None, typer.Option(help="Skip tables matching (glob)")] = None,
+    map_table: Annotated[
+        list[str] | None, typer.Option(help="SOURCE=TARGET: write a source table under a new name")
+    ] = None,
+    tinyint1_as_boolean: Annotated[bool, typer.Option(help="MySQL tinyint(1) as BOOLEAN")] = False,
+    source_timezone: Annotated[str, typer.Option(help="Zone of zone-less source times")] = "UTC",
+    drop_column: Annotated[str, typer.Option(help="DROP COLUMN policy: keep or drop")] = "keep",
+    drop_table: Annotated[str, typer.Option(help="DROP TABLE policy: keep or drop")] = "keep",
+    rename_table: Annotated[str, typer.Option(help="RENAME TABLE policy: follow or keep")] = "follow",
     kafka_bootstrap: Annotated[
         str | None, typer.Option(help="Read Kafka at HOST:PORT[,HOST:PORT] (needs --checkpoint)")
     ] = None,
@@ -69,7 +82,7 @@ def apply(
     ] = None,
 ) -> None:
     """Apply change events to one Delta table per source table and print a summary."""
-    from cdclake.config import ApplyConfig, parse_kafka_option, parse_primary_key
+    from cdclake.config import ApplyConfig, parse_kafka_option, parse_mapping, parse_primary_key
     from cdclake.report import print_summary
     from cdclake.runner import run_batch, run_stream
 
@@ -83,6 +96,14 @@ def apply(
             checkpoint=checkpoint,
             available_now=available_now,
             fail_on_bad_input=fail_on_bad_input,
+            include=tuple(include or []),
+            exclude=tuple(exclude or []),
+            table_map=dict(parse_mapping(m) for m in map_table or []),
+            tinyint1_as_boolean=tinyint1_as_boolean,
+            source_timezone=source_timezone,
+            drop_column=drop_column,
+            drop_table=drop_table,
+            rename_table=rename_table,
             trigger_interval=trigger_interval,
             kafka_bootstrap=kafka_bootstrap,
             topics=tuple(topic or []),
@@ -105,10 +126,20 @@ def apply(
             result = run_stream(spark, config, progress)
         else:
             result = run_batch(spark, config)
+    except ValidationError as e:
+        err.print(f"[red]error:[/red] {_validation_message(e)}")
+        raise typer.Exit(2) from None
     except CdclakeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
     print_summary(result, console)
+
+
+def _validation_message(e: ValidationError) -> str:
+    return "; ".join(
+        f"--{'.'.join(map(str, x['loc'])).replace('_', '-')}: {x['msg']} (got {x['input']!r})"
+        for x in e.errors()
+    )
 
 
 def _run_kafka(spark: SparkSession, config: ApplyConfig) -> BatchResult:

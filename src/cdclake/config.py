@@ -45,6 +45,18 @@ def parse_kafka_option(spec: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def parse_mapping(spec: str) -> tuple[str, str]:
+    """``SOURCE=TARGET`` -> (source, target).
+
+    >>> parse_mapping("shop.public.orders=orders")
+    ('shop.public.orders', 'orders')
+    """
+    source, sep, target = spec.partition("=")
+    if not sep or not source.strip() or not target.strip():
+        raise ConfigError(f"--map-table {spec!r}: expected SOURCE=TARGET, e.g. shop.public.t=t")
+    return source.strip(), target.strip()
+
+
 class ApplyConfig(BaseModel):
     """Everything ``cdclake apply`` needs; the CLI only fills this in."""
 
@@ -62,6 +74,9 @@ class ApplyConfig(BaseModel):
     trigger_interval: str = "10 seconds"
     tinyint1_as_boolean: bool = False
     source_timezone: str = "UTC"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    table_map: dict[str, str] = Field(default_factory=dict)
     drop_column: Literal["keep", "drop"] = "keep"
     drop_table: Literal["keep", "drop"] = "keep"
     rename_table: Literal["follow", "keep"] = "follow"

@@ -53,9 +53,7 @@ def text_spec(name: str, data_type: DataType) -> ColumnSpec:
         if isinstance(data_type, BinaryType):
             return F.try_to_binary(raw, F.lit("base64"))
         if isinstance(data_type, DateType):
-            return F.coalesce(
-                raw.try_cast("date"), F.date_from_unix_date(raw.try_cast("int"))
-            )
+            return F.coalesce(raw.try_cast("date"), F.date_from_unix_date(raw.try_cast("int")))
         if isinstance(data_type, StructType) or data_type.typeName() in ("array", "map"):
             return F.from_json(raw, data_type)
         return raw.try_cast(data_type)
@@ -72,21 +70,24 @@ def envelopes(raw: DataFrame, format_name: str, options: DecodeOptions) -> DataF
     detected = F.lit(None).cast("string")
     for fmt in reversed(fmts):
         detected = F.when(fmt.detect(F.col("value")), F.lit(fmt.name)).otherwise(detected)
-    tagged = raw.withColumn(_FORMAT, F.when(F.col("value").isNull(), F.lit(fmts[0].name))
-                            .otherwise(detected))
+    tagged = raw.withColumn(
+        _FORMAT, F.when(F.col("value").isNull(), F.lit(fmts[0].name)).otherwise(detected)
+    )
     parts = [
         fmt.envelope(tagged.filter(F.col(_FORMAT) == fmt.name), options).withColumn(
             _FORMAT, F.lit(fmt.name)
         )
         for fmt in fmts
     ]
-    unknown = formats.get(fmts[0].name).envelope(
-        tagged.filter(F.col(_FORMAT).isNull()), options
-    ).select(
-        *[F.col(c) for c in parts[0].columns if c not in ("error", "op", _FORMAT)],
-        F.lit(None).cast("string").alias("op"),
-        F.lit(NOT_A_FORMAT.format(names=", ".join(f.name for f in fmts))).alias("error"),
-        F.lit(None).cast("string").alias(_FORMAT),
+    unknown = (
+        formats.get(fmts[0].name)
+        .envelope(tagged.filter(F.col(_FORMAT).isNull()), options)
+        .select(
+            *[F.col(c) for c in parts[0].columns if c not in ("error", "op", _FORMAT)],
+            F.lit(None).cast("string").alias("op"),
+            F.lit(NOT_A_FORMAT.format(names=", ".join(f.name for f in fmts))).alias("error"),
+            F.lit(None).cast("string").alias(_FORMAT),
+        )
     )
     return reduce(DataFrame.unionByName, parts, unknown.select(*parts[0].columns))
 
@@ -96,10 +97,13 @@ def _configured_keys(env: DataFrame, options: DecodeOptions) -> DataFrame:
     if not options.primary_keys:
         return env
     lookup = F.create_map(
-        *[x for t, cols in options.primary_keys.items() for x in (F.lit(t), F.array(*map(F.lit,
-                                                                                      cols)))]
+        *[
+            x
+            for t, cols in options.primary_keys.items()
+            for x in (F.lit(t), F.array(*map(F.lit, cols)))
+        ]
     )
-    configured = F.get(lookup, F.col("table"))
+    configured = lookup[F.col("table")]
     return env.withColumns(
         {
             "key_columns": F.coalesce(configured, F.col("key_columns")),
@@ -125,9 +129,12 @@ def infer_types(env: DataFrame) -> dict[str, StructType]:
         ddl = r["ddl"]
         if not ddl or not ddl.startswith("OBJECT<"):
             continue
-        struct_ddl = "STRUCT<" + ddl[len("OBJECT<"):]
-        dtype = spark.sql(f"SELECT CAST(NULL AS {struct_ddl.replace('OBJECT<', 'STRUCT<')}) x")\
-            .schema[0].dataType
+        struct_ddl = "STRUCT<" + ddl[len("OBJECT<") :]
+        dtype = (
+            spark.sql(f"SELECT CAST(NULL AS {struct_ddl.replace('OBJECT<', 'STRUCT<')}) x")
+            .schema[0]
+            .dataType
+        )
         assert isinstance(dtype, StructType)
         out[r["table"]] = StructType(
             [StructField(f.name, _widen_inferred(f.dataType)) for f in dtype.fields]
@@ -199,8 +206,10 @@ def _typed_image(text: Column, specs: Sequence[ColumnSpec]) -> tuple[Column, Col
     error = F.when(
         not_object, F.concat(F.lit("row image is not a JSON object: "), F.substring(text, 1, 100))
     ).otherwise(F.coalesce(*errors, F.lit(None).cast("string")) if errors else F.lit(None))
-    variant = F.when(text.isNotNull(), F.to_variant_object(F.struct(*values))) if values else (
-        F.when(text.isNotNull(), F.parse_json(F.lit("{}")))
+    variant = (
+        F.when(text.isNotNull(), F.to_variant_object(F.struct(*values)))
+        if values
+        else (F.when(text.isNotNull(), F.parse_json(F.lit("{}"))))
     )
     unavailable_col = (
         F.filter(F.array(*unavailable), lambda x: x.isNotNull()) if unavailable else F.array()
@@ -231,8 +240,10 @@ def _identity_error() -> Column:
         (F.size(F.col("key_columns")) == 0)
         & (F.col("op") == Op.DELETE)
         & F.col("before_text").isNull(),
-        F.lit("no key and no before image: cannot tell which row to delete "
-              "(give --primary-key TABLE=COLS or capture full before images)"),
+        F.lit(
+            "no key and no before image: cannot tell which row to delete "
+            "(give --primary-key TABLE=COLS or capture full before images)"
+        ),
     )
 
 
@@ -325,13 +336,14 @@ def type_changes(
         rows = env.filter(typable & in_group)
         if not g["keyed"] and (keys := table_keys(g["table"])):
             # no key in the message or the configuration: the CREATE TABLE seen earlier names it
-            rows = rows.withColumns({
-                "key_columns": F.array(*map(F.lit, keys)),
-                "key_source": F.lit(KeySource.DDL),
-            })
+            rows = rows.withColumns(
+                {
+                    "key_columns": F.array(*map(F.lit, keys)),
+                    "key_source": F.lit(KeySource.DDL),
+                }
+            )
         try:
-            specs = _specs_for(fmt, g["table"], g["schema_token"], options, table_schemas,
-                               inferred)
+            specs = _specs_for(fmt, g["table"], g["schema_token"], options, table_schemas, inferred)
         except DecodeError as e:
             parts.append(_untyped(rows.withColumn("error", F.lit(str(e)))))
             continue

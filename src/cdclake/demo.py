@@ -23,8 +23,9 @@ from cdclake.runner import run_batch
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
 
-def show_table(spark: SparkSession, path: str, title: str, console: Console, limit: int = 20
-               ) -> None:
+def show_table(
+    spark: SparkSession, path: str, title: str, console: Console, limit: int = 20
+) -> None:
     df = spark.read.format("delta").load(path)
     cols = [c for c in df.columns if c not in ("_cdc_lineage", "_cdc_row_hash", "_cdc_dup")]
     rows = df.select(*cols).orderBy(*cols[:1]).limit(limit).collect()

@@ -10,8 +10,16 @@ from cdclake.apply.batch import BatchResult
 
 def summary_table(result: BatchResult, title: str = "cdclake apply") -> Table:
     t = Table(title=title)
-    for col in ("table", "key", "changes", "inserted", "updated", "deleted", "ignored (stale)",
-                "rows now"):
+    for col in (
+        "table",
+        "key",
+        "changes",
+        "inserted",
+        "updated",
+        "deleted",
+        "ignored (stale)",
+        "rows now",
+    ):
         t.add_column(col, justify="left" if col in ("table", "key") else "right")
     for name, r in sorted(result.tables.items()):
         key = ",".join(r.key_columns) or "(none: whole row)"
@@ -34,6 +42,8 @@ def reconciliation(result: BatchResult) -> str:
         f"control {result.control}",
         f"quarantined {result.quarantined}",
     ]
+    if result.excluded:
+        parts.append(f"excluded by --include/--exclude {result.excluded}")
     head = f"messages {result.messages}; " if result.messages is not None else ""
     return head + "; ".join(parts)
 

@@ -52,15 +52,16 @@ def apply_raw(
     batch_id: int | None = None,
 ) -> BatchResult:
     spark = raw.sparkSession
-    target = Target(config.target)
+    target = Target(config.target, dict(config.table_map))
     raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
     env = None
     try:
         messages = raw.count()
         options = config.decode_options()
         env = decode_envelopes(raw, config.format, options)
-        ddl_errors = apply_ddl_records(env, target, config.ddl_policy(), Txn(spark, app_id,
-                                                                               batch_id))
+        ddl_errors = apply_ddl_records(
+            env, target, config.ddl_policy(), Txn(spark, app_id, batch_id)
+        )
         changes = type_changes(
             mark_errors(env, ddl_errors),
             options,
@@ -73,6 +74,9 @@ def apply_raw(
             fail_on_bad_input=config.fail_on_bad_input,
             app_id=app_id,
             batch_id=batch_id,
+            include=config.include,
+            exclude=config.exclude,
+            table_map=config.table_map,
         )
         result.messages = messages
         return result

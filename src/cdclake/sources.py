@@ -86,11 +86,7 @@ def raw_from_lines(
     spark: SparkSession, lines: Sequence[str], source: str = "<memory>"
 ) -> DataFrame:
     """Raw records from a list of lines (tests, small inputs); line numbers start at 1."""
-    rows = [
-        (line, (source, None, i))
-        for i, line in enumerate(lines, start=1)
-        if line.strip()
-    ]
+    rows = [(line, (source, None, i)) for i, line in enumerate(lines, start=1) if line.strip()]
     schema = StructType([RAW_SCHEMA["raw"], RAW_SCHEMA["lineage"]])
     df = spark.createDataFrame(rows, schema).withColumnRenamed("raw", "line")
     return raw_from_lines_df(df)
@@ -127,10 +123,12 @@ def number_lines(text: DataFrame) -> DataFrame:
         offsets.append((b["file"], b["block"], before, b["first"]))
         running[b["file"]] = before + b["n"]
     if not offsets:
-        return spark.createDataFrame([], "line STRING, lineage STRUCT<source: STRING, "
-                                     "partition: INT, offset: BIGINT>")
-    split_df = spark.createDataFrame(offsets, "file STRING, block BIGINT, before BIGINT, "
-                                     "first BIGINT")
+        return spark.createDataFrame(
+            [], "line STRING, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>"
+        )
+    split_df = spark.createDataFrame(
+        offsets, "file STRING, block BIGINT, before BIGINT, first BIGINT"
+    )
     numbered = base.join(F.broadcast(split_df), ["file", "block"])
     lineage = F.struct(
         F.col("file").alias("source"),

@@ -102,14 +102,19 @@ def dump_topic(bootstrap: str, topic: str, timeout_s: float = 30.0) -> Iterator[
                     if err.code() == KafkaError._PARTITION_EOF:
                         continue
                     raise RuntimeError(f"reading {topic}[{partition}]: {err}")
-                offset = msg.offset() + 1
+                at = msg.offset()
+                assert at is not None, "a consumed record always has an offset"
+                offset = at + 1
+                raw_headers = msg.headers() or []
+                pairs = raw_headers.items() if isinstance(raw_headers, dict) else raw_headers
+                headers = [(k, v.encode() if isinstance(v, str) else v) for k, v in pairs]
                 yield {
                     "key": _parse(msg.key()),
                     "value": _parse(msg.value()),
-                    "headers": {k: _header(v) for k, v in (msg.headers() or [])},
+                    "headers": {k: _header(v) for k, v in headers},
                     "topic": topic,
                     "partition": partition,
-                    "offset": msg.offset(),
+                    "offset": at,
                 }
     finally:
         consumer.close()

@@ -18,13 +18,13 @@ KEYS = (
 
 
 @pytest.mark.e2e
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
     out = tmp_path / "bench-out"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--smoke", "--out", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=540, check=False,
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=840, check=False,
     )
     assert proc.returncode == 0, f"bench --smoke failed:\n{proc.stderr[-4000:]}"
     for name in ("report.md", "report.json", "report.png"):

@@ -10,11 +10,13 @@ T = "shop.public.items"
 
 
 def test_last_change_per_key_wins_within_a_batch(lake):
-    r = lake.apply([
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
-        event("u", after={"id": 1, "name": "b", "qty": 2}, lsn=20),
-        event("c", after={"id": 2, "name": "x", "qty": 5}, lsn=15),
-    ])
+    r = lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("u", after={"id": 1, "name": "b", "qty": 2}, lsn=20),
+            event("c", after={"id": 2, "name": "x", "qty": 5}, lsn=15),
+        ]
+    )
     assert lake.rows(T) == [(1, "b", 2), (2, "x", 5)]
     t = r.tables[T]
     assert (t.changes, t.inserted, t.updated, t.deleted, t.ignored) == (3, 2, 0, 0, 0)
@@ -22,11 +24,13 @@ def test_last_change_per_key_wins_within_a_batch(lake):
 
 
 def test_order_comes_from_the_position_not_the_input_order(lake):
-    lake.apply([
-        event("u", after={"id": 1, "name": "newest", "qty": 3}, lsn=300),
-        event("c", after={"id": 1, "name": "oldest", "qty": 1}, lsn=100),
-        event("u", after={"id": 1, "name": "middle", "qty": 2}, lsn=200),
-    ])
+    lake.apply(
+        [
+            event("u", after={"id": 1, "name": "newest", "qty": 3}, lsn=300),
+            event("c", after={"id": 1, "name": "oldest", "qty": 1}, lsn=100),
+            event("u", after={"id": 1, "name": "middle", "qty": 2}, lsn=200),
+        ]
+    )
     assert lake.rows(T) == [(1, "newest", 3)]
 
 
@@ -59,11 +63,13 @@ def test_same_event_twice_in_one_batch_is_one_event(lake):
 
 
 def test_delete_then_late_update_stays_deleted(lake):
-    lake.apply([
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
-        event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=30),
-        tombstone({"id": 1}),
-    ])
+    lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=30),
+            tombstone({"id": 1}),
+        ]
+    )
     assert lake.rows(T) == []
     late = lake.apply([event("u", after={"id": 1, "name": "late", "qty": 9}, lsn=20)])
     assert lake.rows(T) == []
@@ -73,20 +79,24 @@ def test_delete_then_late_update_stays_deleted(lake):
 
 
 def test_delete_then_newer_insert_brings_the_row_back(lake):
-    lake.apply([
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
-        event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=20),
-    ])
+    lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=20),
+        ]
+    )
     lake.apply([event("c", after={"id": 1, "name": "again", "qty": 2}, lsn=30)])
     assert lake.rows(T) == [(1, "again", 2)]
 
 
 def test_tombstone_records_are_control_records(lake):
-    r = lake.apply([
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
-        event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=20),
-        tombstone({"id": 1}),
-    ])
+    r = lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=20),
+            tombstone({"id": 1}),
+        ]
+    )
     assert r.control_by_op == {"tombstone": 1}
     assert r.messages == 3 and r.changes == 2 and r.quarantined == 0
 
@@ -94,51 +104,83 @@ def test_tombstone_records_are_control_records(lake):
 def test_primary_key_change_postgres_headers(lake):
     """PostgreSQL: a delete with __debezium.newkey, then a create with __debezium.oldkey."""
     lake.apply([event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10)])
-    lake.apply([
-        event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=20,
-              headers={"__debezium.newkey": {"id": 2}}),
-        event("c", after={"id": 2, "name": "a", "qty": 1}, lsn=20,
-              headers={"__debezium.oldkey": {"id": 1}}),
-    ])
+    lake.apply(
+        [
+            event(
+                "d",
+                before={"id": 1, "name": "a", "qty": 1},
+                lsn=20,
+                headers={"__debezium.newkey": {"id": 2}},
+            ),
+            event(
+                "c",
+                after={"id": 2, "name": "a", "qty": 1},
+                lsn=20,
+                headers={"__debezium.oldkey": {"id": 1}},
+            ),
+        ]
+    )
     assert lake.rows(T) == [(2, "a", 1)]
 
 
 def _sqlserver(op, serial, before=None, after=None, change="00000030:00000100:0002"):
-    source = {"connector": "sqlserver", "db": "testDB", "schema": "dbo", "table": "t",
-              "ts_ms": 1, "change_lsn": change, "commit_lsn": "00000030:00000100:0005",
-              "event_serial_no": serial}
+    source = {
+        "connector": "sqlserver",
+        "db": "testDB",
+        "schema": "dbo",
+        "table": "t",
+        "ts_ms": 1,
+        "change_lsn": change,
+        "commit_lsn": "00000030:00000100:0005",
+        "event_serial_no": serial,
+    }
     key = {"id": (after or before)["id"]}
-    return json.dumps({"key": key, "value": {"before": before, "after": after, "source": source,
-                                             "op": op}})
+    return json.dumps(
+        {"key": key, "value": {"before": before, "after": after, "source": source, "op": op}}
+    )
 
 
 def test_primary_key_change_sqlserver_serial_numbers(lake):
     """SQL Server: delete (serial 1) + create (serial 2) with the same LSNs."""
     lake.apply([_sqlserver("c", 1, after={"id": 1, "v": "x"}, change="00000030:00000090:0002")])
-    lake.apply([
-        _sqlserver("d", 1, before={"id": 1, "v": "x"}),
-        _sqlserver("c", 2, after={"id": 7, "v": "x"}),
-    ])
+    lake.apply(
+        [
+            _sqlserver("d", 1, before={"id": 1, "v": "x"}),
+            _sqlserver("c", 2, after={"id": 7, "v": "x"}),
+        ]
+    )
     assert lake.rows("testDB.dbo.t") == [(7, "x")]
 
 
 def test_update_with_changed_key_deletes_the_old_key(lake):
     lake.apply([event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10)])
-    lake.apply([event("u", before={"id": 1, "name": "a", "qty": 1},
-                      after={"id": 5, "name": "a", "qty": 1}, lsn=20)])
+    lake.apply(
+        [
+            event(
+                "u",
+                before={"id": 1, "name": "a", "qty": 1},
+                after={"id": 5, "name": "a", "qty": 1},
+                lsn=20,
+            )
+        ]
+    )
     assert lake.rows(T) == [(5, "a", 1)]
 
 
 def test_truncate_mid_batch_keeps_later_events(lake):
-    lake.apply([
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
-        event("c", after={"id": 2, "name": "b", "qty": 1}, lsn=11),
-    ])
-    r = lake.apply([
-        event("c", after={"id": 3, "name": "c", "qty": 1}, lsn=20),
-        event("t", lsn=30, key=None),
-        event("c", after={"id": 4, "name": "d", "qty": 1}, lsn=40),
-    ])
+    lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("c", after={"id": 2, "name": "b", "qty": 1}, lsn=11),
+        ]
+    )
+    r = lake.apply(
+        [
+            event("c", after={"id": 3, "name": "c", "qty": 1}, lsn=20),
+            event("t", lsn=30, key=None),
+            event("c", after={"id": 4, "name": "d", "qty": 1}, lsn=40),
+        ]
+    )
     assert lake.rows(T) == [(4, "d", 1)]
     assert r.tables[T].truncated == 2
     # an event from before the truncate, delivered late, stays out
@@ -153,24 +195,35 @@ DOC_FIELDS = fields(id=INT32, body=STRING, qty=INT64)
 def test_toast_placeholder_never_overwrites_the_stored_value(lake):
     big = "x" * 5000
     lake.apply([event("c", after={"id": 1, "body": big, "qty": 1}, lsn=10, row_fields=DOC_FIELDS)])
-    lake.apply([event("u", after={"id": 1, "body": TOAST, "qty": 2}, lsn=20,
-                      row_fields=DOC_FIELDS)])
+    lake.apply(
+        [event("u", after={"id": 1, "body": TOAST, "qty": 2}, lsn=20, row_fields=DOC_FIELDS)]
+    )
     assert lake.rows(T) == [(1, big, 2)]
 
 
 def test_toast_placeholder_in_the_same_batch_as_the_insert(lake):
-    lake.apply([
-        event("c", after={"id": 1, "body": "full", "qty": 1}, lsn=10, row_fields=DOC_FIELDS),
-        event("u", after={"id": 1, "body": TOAST, "qty": 2}, lsn=20, row_fields=DOC_FIELDS),
-    ])
+    lake.apply(
+        [
+            event("c", after={"id": 1, "body": "full", "qty": 1}, lsn=10, row_fields=DOC_FIELDS),
+            event("u", after={"id": 1, "body": TOAST, "qty": 2}, lsn=20, row_fields=DOC_FIELDS),
+        ]
+    )
     assert lake.rows(T) == [(1, "full", 2)]
 
 
 def test_new_column_is_added_and_earlier_rows_are_null(lake):
     lake.apply([event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10)])
     wider = fields(id=INT32, name=STRING, qty=INT64, color=STRING)
-    lake.apply([event("c", after={"id": 2, "name": "b", "qty": 2, "color": "red"}, lsn=20,
-                      row_fields=wider)])
+    lake.apply(
+        [
+            event(
+                "c",
+                after={"id": 2, "name": "b", "qty": 2, "color": "red"},
+                lsn=20,
+                row_fields=wider,
+            )
+        ]
+    )
     assert lake.rows(T) == [(1, "a", 1, None), (2, "b", 2, "red")]
 
 

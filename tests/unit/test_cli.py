@@ -22,17 +22,23 @@ def _write(path: Path, lines: list[str]) -> Path:
 @pytest.fixture
 def events(tmp_path: Path) -> Path:
     d = tmp_path / "in"
-    _write(d / "001.jsonl", [
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
-        event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=11),
-        "this is not json",
-    ])
-    _write(d / "002.jsonl", [
-        event("u", after={"id": 1, "name": "a2", "qty": 3}, lsn=20),
-        event("d", before={"id": 2, "name": "b", "qty": 2}, lsn=21),
-        tombstone({"id": 2}),
-        event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=11),  # replayed, stale
-    ])
+    _write(
+        d / "001.jsonl",
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=11),
+            "this is not json",
+        ],
+    )
+    _write(
+        d / "002.jsonl",
+        [
+            event("u", after={"id": 1, "name": "a2", "qty": 3}, lsn=20),
+            event("d", before={"id": 2, "name": "b", "qty": 2}, lsn=21),
+            tombstone({"id": 2}),
+            event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=11),  # replayed, stale
+        ],
+    )
     return d
 
 
@@ -61,30 +67,59 @@ def test_tables_read_back_with_delta_rs(spark, events, tmp_path):
 
 
 def test_fail_on_bad_input_names_file_and_line(events, tmp_path):
-    res = CliRunner().invoke(app, ["apply", "--input", str(events), "--target",
-                                   str(tmp_path / "lake"), "--fail-on-bad-input"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "apply",
+            "--input",
+            str(events),
+            "--target",
+            str(tmp_path / "lake"),
+            "--fail-on-bad-input",
+        ],
+    )
     assert res.exit_code == 2
     assert f"bad input at {events / '001.jsonl'} line 3: not valid JSON" in res.output
 
 
 def test_bad_primary_key_option_is_a_clear_error(events, tmp_path):
-    res = CliRunner().invoke(app, ["apply", "--input", str(events), "--target",
-                                   str(tmp_path / "lake"), "--primary-key", "items"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "apply",
+            "--input",
+            str(events),
+            "--target",
+            str(tmp_path / "lake"),
+            "--primary-key",
+            "items",
+        ],
+    )
     assert res.exit_code == 2
     assert "expected TABLE=COL[,COL]" in res.output
 
 
 def test_missing_input_is_a_clear_error(tmp_path):
-    res = CliRunner().invoke(app, ["apply", "--input", str(tmp_path / "nope"), "--target",
-                                   str(tmp_path / "lake")])
+    res = CliRunner().invoke(
+        app, ["apply", "--input", str(tmp_path / "nope"), "--target", str(tmp_path / "lake")]
+    )
     assert res.exit_code == 2
     assert "does not exist" in res.output
 
 
 def test_stream_available_now_picks_up_new_files(spark, events, tmp_path):
     target, cp = tmp_path / "lake", tmp_path / "cp"
-    args = ["apply", "--input", str(events), "--target", str(target), "--stream",
-            "--checkpoint", str(cp), "--available-now"]
+    args = [
+        "apply",
+        "--input",
+        str(events),
+        "--target",
+        str(target),
+        "--stream",
+        "--checkpoint",
+        str(cp),
+        "--available-now",
+    ]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     _write(events / "003.jsonl", [event("c", after={"id": 3, "name": "c", "qty": 1}, lsn=30)])

@@ -16,6 +16,7 @@ from cdclake.decode import decode
 from cdclake.sources import raw_from_lines
 
 SEEDS = DATA / "seeds"
+NO_ROW = {"id": None, "first_name": None, "last_name": None, "email": None}
 
 
 def _decode(spark, name):
@@ -55,8 +56,12 @@ def test_seed_000_sqlserver_create_event(spark):
         # commit_lsn 00000027:00000758:0005, change_lsn 00000027:00000758:0003, serial "1"
         "position": [0x27, 0x758, 5, 0x27, 0x758, 3, 1],
         "before": None,
-        "after": {"id": 1005, "first_name": "john", "last_name": "doe",
-                  "email": "john.doe@example.org"},
+        "after": {
+            "id": 1005,
+            "first_name": "john",
+            "last_name": "doe",
+            "email": "john.doe@example.org",
+        },
         "ts": dt.datetime(2019, 6, 5, 10, 11, 8, 470000),
         "detail": None,
         "error": None,
@@ -67,7 +72,10 @@ def test_seed_000_types_follow_the_schema(spark):
     df = _decode(spark, "000_sqlserver_create.jsonl")
     schema = json.loads(df.first()["row_schema"])
     assert [(f["name"], f["type"]) for f in schema["fields"]] == [
-        ("id", "integer"), ("first_name", "string"), ("last_name", "string"), ("email", "string"),
+        ("id", "integer"),
+        ("first_name", "string"),
+        ("last_name", "string"),
+        ("email", "string"),
     ]
 
 
@@ -76,23 +84,74 @@ def test_seed_002_postgres_examples(spark):
     anne = {"id": 1, "first_name": "Anne", "last_name": "Kretchmar", "email": "annek@noanswer.org"}
     t0 = dt.datetime(2019, 5, 28, 8, 58, 24, 863000)
     assert rows == [
-        {"table": "postgres.public.customers", "op": "insert", "key": ["id"],
-         "position": [24023128], "before": None, "after": anne, "ts": t0, "detail": None,
-         "error": None},
-        {"table": "postgres.public.customers", "op": "update", "key": ["id"],
-         "position": [24023128], "before": {"id": 1},
-         "after": {**anne, "first_name": "Anne Marie"}, "ts": t0, "detail": None, "error": None},
-        {"table": "postgres.public.customers", "op": "truncate", "key": [],
-         "position": [46523128], "before": None, "after": None, "ts": t0, "detail": None,
-         "error": None},
+        {
+            "table": "postgres.public.customers",
+            "op": "insert",
+            "key": ["id"],
+            "position": [24023128],
+            "before": None,
+            "after": anne,
+            "ts": t0,
+            "detail": None,
+            "error": None,
+        },
+        {
+            "table": "postgres.public.customers",
+            "op": "update",
+            "key": ["id"],
+            # the before image holds the key only (REPLICA IDENTITY DEFAULT): the rest is null
+            "position": [24023128],
+            "before": {**NO_ROW, "id": 1},
+            "after": {**anne, "first_name": "Anne Marie"},
+            "ts": t0,
+            "detail": None,
+            "error": None,
+        },
+        {
+            "table": "postgres.public.customers",
+            "op": "truncate",
+            "key": [],
+            "position": [46523128],
+            "before": None,
+            "after": None,
+            "ts": t0,
+            "detail": None,
+            "error": None,
+        },
         # op m: table "" -> no table; the prefix and the base64 content are the detail
-        {"table": None, "op": "message", "key": [], "position": None, "before": None,
-         "after": None, "ts": t0, "detail": "foo:Ymfy", "error": None},
-        {"table": None, "op": "message", "key": [], "position": None, "before": None,
-         "after": None, "ts": t0, "detail": "foo:Ymfy", "error": None},
-        {"table": "postgres.public.customers", "op": "delete", "key": ["id"],
-         "position": [46523128], "before": {"id": 1}, "after": None, "ts": t0, "detail": None,
-         "error": None},
+        {
+            "table": None,
+            "op": "message",
+            "key": [],
+            "position": None,
+            "before": None,
+            "after": None,
+            "ts": t0,
+            "detail": "foo:Ymfy",
+            "error": None,
+        },
+        {
+            "table": None,
+            "op": "message",
+            "key": [],
+            "position": None,
+            "before": None,
+            "after": None,
+            "ts": t0,
+            "detail": "foo:Ymfy",
+            "error": None,
+        },
+        {
+            "table": "postgres.public.customers",
+            "op": "delete",
+            "key": ["id"],
+            "position": [46523128],
+            "before": {**NO_ROW, "id": 1},
+            "after": None,
+            "ts": t0,
+            "detail": None,
+            "error": None,
+        },
     ]
 
 

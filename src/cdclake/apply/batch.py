@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
+from delta.tables import DeltaTable
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
@@ -32,6 +34,7 @@ class BatchResult:
     control: int = 0
     control_by_op: dict[str, int] = field(default_factory=dict)
     quarantined: int = 0
+    excluded: int = 0  # changes of tables left out by --include/--exclude
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
 
     @property
@@ -53,6 +56,7 @@ class BatchResult:
         self.changes += other.changes
         self.control += other.control
         self.quarantined += other.quarantined
+        self.excluded += other.excluded
         for k, v in other.control_by_op.items():
             self.control_by_op[k] = self.control_by_op.get(k, 0) + v
         for k, v in other.quarantine_reasons.items():
@@ -99,6 +103,26 @@ def _raise_bad(bad: DataFrame) -> None:
     raise BadInputError(f"bad input at {where}: {first['error']}: {raw}")
 
 
+def _table_filter(include: tuple[str, ...], exclude: tuple[str, ...]) -> Column | None:
+    """Glob patterns on table identifiers (``shop.*``, ``*.audit_*``) as a Column predicate."""
+
+    def any_of(patterns: tuple[str, ...]) -> Column:
+        cond = F.lit(False)
+        for p in patterns:
+            cond = cond | F.col("table").like(
+                p.replace("%", r"\%").replace("_", r"\_").replace("*", "%").replace("?", "_")
+            )
+        return cond
+
+    if not include and not exclude:
+        return None
+    keep = any_of(include) if include else F.lit(True)
+    if exclude:
+        keep = keep & ~any_of(exclude)
+    # control records without a table (heartbeats, transaction markers) are always kept
+    return F.col("table").isNull() | keep
+
+
 def apply_changes(
     changes: DataFrame,
     target: str,
@@ -107,66 +131,144 @@ def apply_changes(
     app_id: str | None = None,
     batch_id: int | None = None,
     count_rows: bool = True,
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    table_map: dict[str, str] | None = None,
 ) -> BatchResult:
     """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to Delta tables under ``target``.
 
     ``app_id``/``batch_id`` make the writes idempotent: applying the same batch again (a
-    streaming replay after a crash) skips what was already committed.
+    streaming replay after a crash) skips what was already committed. ``include``/``exclude``
+    are glob patterns on source identifiers; ``table_map`` renames identifiers in the target.
 
     >>> result = apply_changes(read_changes(spark, ["in.jsonl"]), "/lake")  # doctest: +SKIP
     >>> result.tables["testDB.dbo.customers"].inserted  # doctest: +SKIP
     1
     """
     spark = changes.sparkSession
-    tgt = T.Target(target)
+    tgt = T.Target(target, dict(table_map or {}))
     txn = Txn(spark, app_id, batch_id)
     result = BatchResult()
+    keep = _table_filter(include, exclude)
+    if keep is not None:
+        changes = changes.withColumn("_keep", keep)
     changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
     try:
+        if keep is not None:
+            result.excluded = changes.filter(~F.col("_keep")).count()
+            changes = changes.filter(F.col("_keep")).drop("_keep")
         bad = changes.filter(F.col("error").isNotNull())
-        reasons = bad.groupBy("error").count().collect()
-        result.quarantined = sum(r["count"] for r in reasons)
+        reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
         result.quarantine_reasons = {r["error"]: r["count"] for r in reasons}
+        result.quarantined = (
+            bad.count() if len(reasons) == 50 else sum(result.quarantine_reasons.values())
+        )
         if result.quarantined:
             if fail_on_bad_input:
                 _raise_bad(bad)
             quarantine(spark, tgt, bad, txn, batch_id)
         good = changes.filter(F.col("error").isNull())
-        for r in good.filter(F.col("op").isin(*CONTROL_OPS)).groupBy("op").count().collect():
-            result.control_by_op[r["op"]] = r["count"]
-        result.control = sum(result.control_by_op.values())
-        data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
-        groups = (
-            data.groupBy("table")
+        per_op = (
+            good.groupBy("table", "op")
             .agg(
                 F.collect_set("row_schema").alias("schemas"),
                 F.max_by("key_columns", "seq").alias("keys"),
                 F.max_by("key_source", "seq").alias("key_source"),
+                F.max("seq").alias("last_seq"),
                 F.count(F.lit(1)).alias("n"),
-                F.count_if(F.col("op") == Op.TRUNCATE).alias("n_truncate"),
-                F.count_if(
-                    (F.col("op") == Op.DELETE)
-                    | ((F.col("op") == Op.UPDATE) & F.col("before").isNotNull())
-                ).alias("n_delete"),
+                F.count_if(F.col("before").isNotNull()).alias("n_before"),
                 F.count_if(F.size("unavailable") > 0).alias("n_unavailable"),
             )
             .collect()
         )
-        for g in sorted(groups, key=lambda r: r["table"]):
-            res = apply_table(
-                spark, tgt, g["table"], data.filter(F.col("table") == g["table"]),
-                [s for s in g["schemas"] if s], tuple(g["keys"] or ()), txn,
-                TableStats(g["n"], g["n_truncate"], g["n_delete"], g["n_unavailable"]),
+        record_progress(spark, tgt, good, txn)
+        tables: dict[str, list[Row]] = {}
+        for r in per_op:
+            if r["op"] in CONTROL_OPS:
+                result.control_by_op[r["op"]] = result.control_by_op.get(r["op"], 0) + r["n"]
+            else:
+                tables.setdefault(r["table"], []).append(r)
+        result.control = sum(result.control_by_op.values())
+        data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
+        for name in sorted(tables):
+            parts = tables[name]
+            latest = max(parts, key=lambda r: r["last_seq"])
+            keys = tuple(latest["keys"] or ())
+            stats = TableStats(
+                changes=sum(r["n"] for r in parts),
+                truncates=sum(r["n"] for r in parts if r["op"] == Op.TRUNCATE),
+                deletes=sum(
+                    r["n"] if r["op"] == Op.DELETE else r["n_before"]
+                    for r in parts
+                    if r["op"] in (Op.DELETE, Op.UPDATE)
+                ),
+                unavailable=sum(r["n_unavailable"] for r in parts),
             )
-            res.changes = g["n"]
-            res.key_source = g["key_source"] or ""
+            schemas = sorted({s for r in parts for s in r["schemas"] if s})
+            res = apply_table(
+                spark, tgt, name, data.filter(F.col("table") == name), schemas, keys, txn, stats
+            )
+            res.changes = stats.changes
+            res.key_source = latest["key_source"] or ""
             if count_rows:
-                res.rows_now = spark.read.format("delta").load(tgt.table_path(g["table"])).count()
-            result.tables[g["table"]] = res
+                res.rows_now = spark.read.format("delta").load(tgt.table_path(name)).count()
+            result.tables[name] = res
         result.changes = sum(t.changes for t in result.tables.values())
     finally:
         changes.unpersist()
     return result
+
+
+PROGRESS = "_cdc_progress"
+
+
+def record_progress(spark: SparkSession, target: T.Target, good: DataFrame, txn: Txn) -> None:
+    """Per source (file or topic): last event time, last heartbeat, last input position seen.
+
+    The table is tiny (one row per source), so it is folded on the driver and rewritten.
+    """
+    fresh = (
+        good.groupBy(F.col("lineage.source").alias("source"))
+        .agg(
+            F.max("source_ts").alias("last_event_time"),
+            F.max(F.when(F.col("op") == Op.HEARTBEAT, F.col("source_ts"))).alias("last_heartbeat"),
+            F.max_by("position", "seq").alias("last_position"),
+            F.max("lineage.offset").alias("last_offset"),
+            F.count(F.lit(1)).alias("records"),
+        )
+        .collect()
+    )
+    if not fresh:
+        return
+    path = target.system_path(PROGRESS)
+    rows: dict[str, dict[str, Any]] = {}
+    if DeltaTable.isDeltaTable(spark, path):
+        rows = {r["source"]: r.asDict() for r in spark.read.format("delta").load(path).collect()}
+
+    def later(a: Any, b: Any) -> Any:
+        return b if a is None else a if b is None else max(a, b)
+
+    for r in fresh:
+        old = rows.get(r["source"], {})
+        rows[r["source"]] = {
+            "source": r["source"],
+            "last_event_time": later(old.get("last_event_time"), r["last_event_time"]),
+            "last_heartbeat": later(old.get("last_heartbeat"), r["last_heartbeat"]),
+            "last_position": r["last_position"]
+            if r["last_position"] is not None
+            else old.get("last_position"),
+            "last_offset": later(old.get("last_offset"), r["last_offset"]),
+            "records": (old.get("records") or 0) + r["records"],
+        }
+    schema = (
+        "source STRING, last_event_time TIMESTAMP, last_heartbeat TIMESTAMP, "
+        "last_position ARRAY<BIGINT>, last_offset BIGINT, records BIGINT"
+    )
+    df = spark.createDataFrame(list(rows.values()), schema).withColumn(
+        "updated_at", F.current_timestamp()
+    )
+    with txn("progress"):
+        df.write.format("delta").mode("overwrite").save(path)
 
 
 def apply_table(
@@ -187,7 +289,12 @@ def apply_table(
     path = target.table_path(table)
     T.ensure_table(spark, path, full, {T.KEY_PROPERTY: ",".join(keys)} if keys else None)
     rows = data.select(
-        "op", "position", "seq", "source_ts", "lineage", "unavailable",
+        "op",
+        "position",
+        "seq",
+        "source_ts",
+        "lineage",
+        "unavailable",
         F.col("after").cast(row_struct).alias("a"),
         F.col("before").cast(row_struct).alias("b"),
     )

@@ -42,11 +42,15 @@ def row_events(rows: DataFrame, columns: Sequence[str]) -> DataFrame:
     plus = rows.filter(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & F.col("a").isNotNull())
     minus = rows.filter(F.col("op").isin(Op.DELETE, Op.UPDATE) & F.col("b").isNotNull())
     return plus.select(
-        _content_hash("a", columns).alias("h"), F.lit(1).alias("sign"), *meta,
+        _content_hash("a", columns).alias("h"),
+        F.lit(1).alias("sign"),
+        *meta,
         *[F.col("a")[c].alias(c) for c in columns],
     ).unionByName(
         minus.select(
-            _content_hash("b", columns).alias("h"), F.lit(-1).alias("sign"), *meta,
+            _content_hash("b", columns).alias("h"),
+            F.lit(-1).alias("sign"),
+            *meta,
             *[F.col("b")[c].alias(c) for c in columns],
         )
     )
@@ -70,15 +74,20 @@ def apply_keyless(
         "_redelivered", (F.col("op") != Op.READ) & (F.row_number().over(w_dup) > 1)
     )
     stored = (
-        spark.read.format("delta").load(path)
+        spark.read.format("delta")
+        .load(path)
         .groupBy(F.col(HASH_COL).alias("h"))
         .agg(F.count(F.lit(1)).alias("c"), F.max(POSITION_COL).alias("p"))
     )
     tomb_path = target.tombstone_path(table)
-    tomb_schema = StructType([StructField("h", StringType()),
-                              StructField(POSITION_COL, rows.schema["position"].dataType)])
-    tombs = T.ensure_table(spark, tomb_path, tomb_schema).toDF().withColumnRenamed(
-        POSITION_COL, "tp"
+    tomb_schema = StructType(
+        [
+            StructField("h", StringType()),
+            StructField(POSITION_COL, rows.schema["position"].dataType),
+        ]
+    )
+    tombs = (
+        T.ensure_table(spark, tomb_path, tomb_schema).toDF().withColumnRenamed(POSITION_COL, "tp")
     )
     ev = events.join(stored, "h", "left").join(tombs, "h", "left")
     seen = F.greatest(F.col("p"), F.col("tp"))
@@ -94,7 +103,12 @@ def apply_keyless(
             .withColumn("net", F.sum("sign").over(Window.partitionBy("h")))
             .filter("_rn = 1")
             .select(
-                "h", "position", "op", "source_ts", "lineage", *columns,
+                "h",
+                "position",
+                "op",
+                "source_ts",
+                "lineage",
+                *columns,
                 F.coalesce(F.col("c"), F.lit(0)).alias("c"),
                 F.greatest(F.lit(0), F.coalesce(F.col("c"), F.lit(0)) + F.col("net")).alias(
                     "final"
@@ -102,8 +116,10 @@ def apply_keyless(
             )
         )
         slots = per_content.select(
-            "*", F.explode(F.sequence(F.lit(1), F.greatest(F.col("c"), F.col("final"), F.lit(1))))
-            .alias("dup")
+            "*",
+            F.explode(F.sequence(F.lit(1), F.greatest(F.col("c"), F.col("final"), F.lit(1)))).alias(
+                "dup"
+            ),
         ).filter((F.col("dup") <= F.col("c")) | (F.col("dup") <= F.col("final")))
         meta_set = {
             POSITION_COL: "s.position",
@@ -113,7 +129,8 @@ def apply_keyless(
         }
         with txn("merge"):
             merged = (
-                DeltaTable.forPath(spark, path).alias("t")
+                DeltaTable.forPath(spark, path)
+                .alias("t")
                 .merge(slots.alias("s"), f"t.{HASH_COL} = s.h AND t.{DUP_COL} = s.dup")
                 .whenMatchedDelete(condition="s.dup > s.final")
                 .whenMatchedUpdate(set=meta_set)
@@ -135,7 +152,8 @@ def apply_keyless(
         gone = per_content.filter("final = 0").select("h", F.col("position").alias(POSITION_COL))
         with txn("tombstones"):
             (
-                DeltaTable.forPath(spark, tomb_path).alias("t")
+                DeltaTable.forPath(spark, tomb_path)
+                .alias("t")
                 .merge(gone.alias("s"), "t.h = s.h")
                 .whenMatchedUpdate(
                     condition=f"s.{POSITION_COL} > t.{POSITION_COL}",

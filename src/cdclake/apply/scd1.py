@@ -144,11 +144,15 @@ def expand(rows: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> Data
         )
     )
     up = upserts.select(
-        *_key_of("a", keys), F.lit(UPSERT).alias("_kind"), *meta,
+        *_key_of("a", keys),
+        F.lit(UPSERT).alias("_kind"),
+        *meta,
         *[F.col("a")[c].alias(c) for c in columns],
     )
     dl = deletes.select(
-        *_key_of("b", keys), F.lit(DELETE).alias("_kind"), *meta,
+        *_key_of("b", keys),
+        F.lit(DELETE).alias("_kind"),
+        *meta,
         *[F.lit(None).alias(c) for c in columns],
     )
     return up.unionByName(dl, allowMissingColumns=True)
@@ -248,9 +252,13 @@ def apply_keyed(
         joined = source.withColumn("_tomb", F.lit(None).cast(source.schema["position"].dataType))
         tomb_path = target.tombstone_path(table)
         if DeltaTable.isDeltaTable(spark, tomb_path):
-            tomb_pos = spark.read.format("delta").load(tomb_path).select(
-                *[F.col(k).alias(f"_t{i}") for i, k in enumerate(keys)],
-                F.col(POSITION_COL).alias("_tomb"),
+            tomb_pos = (
+                spark.read.format("delta")
+                .load(tomb_path)
+                .select(
+                    *[F.col(k).alias(f"_t{i}") for i, k in enumerate(keys)],
+                    F.col(POSITION_COL).alias("_tomb"),
+                )
             )
             cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
             joined = source.join(tomb_pos, on=_and(cond), how="left").drop(

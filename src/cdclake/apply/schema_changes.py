@@ -49,8 +49,14 @@ from cdclake.model import POSITION_COL, POSITION_TYPE, Op
 
 DDL_TABLE = "_cdc_ddl"
 WIDENINGS = {
-    ("byte", "short"), ("byte", "integer"), ("byte", "long"), ("short", "integer"),
-    ("short", "long"), ("integer", "long"), ("float", "double"), ("date", "timestamp_ntz"),
+    ("byte", "short"),
+    ("byte", "integer"),
+    ("byte", "long"),
+    ("short", "integer"),
+    ("short", "long"),
+    ("integer", "long"),
+    ("float", "double"),
+    ("date", "timestamp_ntz"),
 }
 
 
@@ -102,9 +108,7 @@ class DdlApplier:
 
     def _CreateTable(self, a: sql.CreateTable, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path = self._path(a.table, db)
-        columns = StructType(
-            [StructField(c.name, self._spark_type(c), True) for c in a.columns]
-        )
+        columns = StructType([StructField(c.name, self._spark_type(c), True) for c in a.columns])
         extra = [] if a.primary_key else KEYLESS_FIELDS
         full = StructType([*columns.fields, *T.meta_fields(POSITION_TYPE), *extra])
         existed = self._exists(path)
@@ -114,27 +118,43 @@ class DdlApplier:
             T.set_properties(self.spark, path, props)
         keys = ",".join(a.primary_key) or "none"
         return DdlOutcome(
-            ident, "create table", "applied",
+            ident,
+            "create table",
+            "applied",
             f"{'existed: added missing columns' if existed else 'created'}; primary key {keys}",
         )
 
-    def _CreateTableLike(self, a: sql.CreateTableLike, db: str | None, pos: list[int]
-                         ) -> DdlOutcome:
+    def _CreateTableLike(
+        self, a: sql.CreateTableLike, db: str | None, pos: list[int]
+    ) -> DdlOutcome:
         ident, path = self._path(a.table, db)
         _, like = self._path(a.like, db)
         if not self._exists(like):
-            return DdlOutcome(ident, "create table like", "skipped",
-                              f"{_ident(a.like, db)} has no Delta table to copy")
+            return DdlOutcome(
+                ident,
+                "create table like",
+                "skipped",
+                f"{_ident(a.like, db)} has no Delta table to copy",
+            )
         schema = self.spark.read.format("delta").load(like).schema
         T.ensure_table(self.spark, path, schema, T.table_properties(self.spark, like))
         return DdlOutcome(ident, "create table like", "applied", f"like {_ident(a.like, db)}")
 
-    def _need(self, name: sql.TableName, db: str | None, action: str
-              ) -> tuple[str, str, DdlOutcome | None]:
+    def _need(
+        self, name: sql.TableName, db: str | None, action: str
+    ) -> tuple[str, str, DdlOutcome | None]:
         ident, path = self._path(name, db)
         if not self._exists(path):
-            return ident, path, DdlOutcome(ident, action, "skipped",
-                                           "no Delta table for it yet (no CREATE TABLE or rows seen)")
+            return (
+                ident,
+                path,
+                DdlOutcome(
+                    ident,
+                    action,
+                    "skipped",
+                    "no Delta table for it yet (no CREATE TABLE or rows seen)",
+                ),
+            )
         return ident, path, None
 
     def _AddColumn(self, a: sql.AddColumn, db: str | None, pos: list[int]) -> DdlOutcome:
@@ -144,18 +164,29 @@ class DdlApplier:
         existing = {f.name.lower() for f in self.spark.read.format("delta").load(path).schema}
         if a.column.name.lower() in existing:
             return DdlOutcome(ident, "add column", "skipped", f"column {a.column.name} exists")
-        T.ensure_table(self.spark, path, StructType(
-            [StructField(a.column.name, self._spark_type(a.column), True)]))
-        return DdlOutcome(ident, "add column", "applied",
-                          f"{a.column.name} {a.column.type_sql}; earlier rows null")
+        T.ensure_table(
+            self.spark,
+            path,
+            StructType([StructField(a.column.name, self._spark_type(a.column), True)]),
+        )
+        return DdlOutcome(
+            ident,
+            "add column",
+            "applied",
+            f"{a.column.name} {a.column.type_sql}; earlier rows null",
+        )
 
     def _DropColumn(self, a: sql.DropColumn, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path, missing = self._need(a.table, db, "drop column")
         if missing:
             return missing
         if self.policy.drop_column != "drop":
-            return DdlOutcome(ident, "drop column", "skipped",
-                              f"{a.name} kept (nullable) by policy drop_column=keep")
+            return DdlOutcome(
+                ident,
+                "drop column",
+                "skipped",
+                f"{a.name} kept (nullable) by policy drop_column=keep",
+            )
         self._column_mapping(path)
         self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} DROP COLUMN {T.quote(a.name)}")
         return DdlOutcome(ident, "drop column", "applied", a.name)
@@ -173,29 +204,46 @@ class DdlApplier:
         if current is None:
             return DdlOutcome(ident, "modify column", "skipped", f"no column {name}")
         if current == new:
-            return DdlOutcome(ident, "modify column", "skipped", f"{name} already {new.simpleString()}")
+            return DdlOutcome(
+                ident, "modify column", "skipped", f"{name} already {new.simpleString()}"
+            )
         widening = (current.typeName(), new.typeName()) in WIDENINGS or (
             current.typeName() == "decimal" == new.typeName()
             and new.precision - new.scale >= current.precision - current.scale  # type: ignore[attr-defined]
             and new.scale >= current.scale  # type: ignore[attr-defined]
         )
         if not widening:
-            return DdlOutcome(ident, "modify column", "skipped",
-                              f"{name}: {current.simpleString()} -> {new.simpleString()} is not a "
-                              "widening Delta supports; the column keeps its type")
+            return DdlOutcome(
+                ident,
+                "modify column",
+                "skipped",
+                f"{name}: {current.simpleString()} -> {new.simpleString()} is not a "
+                "widening Delta supports; the column keeps its type",
+            )
         T.set_properties(self.spark, path, {"delta.enableTypeWidening": "true"})
-        self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} ALTER COLUMN {T.quote(name)} "
-                       f"TYPE {new.simpleString()}")
-        return DdlOutcome(ident, "modify column", "applied",
-                          f"{name}: {current.simpleString()} -> {new.simpleString()}")
+        self.spark.sql(
+            f"ALTER TABLE delta.{T.quote(path)} ALTER COLUMN {T.quote(name)} "
+            f"TYPE {new.simpleString()}"
+        )
+        return DdlOutcome(
+            ident,
+            "modify column",
+            "applied",
+            f"{name}: {current.simpleString()} -> {new.simpleString()}",
+        )
 
     def _column_mapping(self, path: str) -> None:
         props = T.table_properties(self.spark, path)
         if props.get("delta.columnMapping.mode") != "name":
-            T.set_properties(self.spark, path, {
-                "delta.minReaderVersion": "2", "delta.minWriterVersion": "5",
-                "delta.columnMapping.mode": "name",
-            })
+            T.set_properties(
+                self.spark,
+                path,
+                {
+                    "delta.minReaderVersion": "2",
+                    "delta.minWriterVersion": "5",
+                    "delta.columnMapping.mode": "name",
+                },
+            )
 
     def _RenameColumn(self, a: sql.RenameColumn, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path, missing = self._need(a.table, db, "rename column")
@@ -203,8 +251,10 @@ class DdlApplier:
             return missing
         if a.old != a.new:
             self._column_mapping(path)
-            self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} RENAME COLUMN {T.quote(a.old)} "
-                           f"TO {T.quote(a.new)}")
+            self.spark.sql(
+                f"ALTER TABLE delta.{T.quote(path)} RENAME COLUMN {T.quote(a.old)} "
+                f"TO {T.quote(a.new)}"
+            )
         if a.column is not None:
             self._retype(ident, path, a.new, a.column)
         return DdlOutcome(ident, "rename column", "applied", f"{a.old} -> {a.new}")
@@ -224,15 +274,20 @@ class DdlApplier:
         if stored is not None and stored >= pos:
             return DdlOutcome(ident, "truncate", "skipped", "already applied")
         DeltaTable.forPath(self.spark, path).delete(
-            F.col(POSITION_COL) < F.array(*[F.lit(x).cast("bigint") for x in pos]))
+            F.col(POSITION_COL) < F.array(*[F.lit(x).cast("bigint") for x in pos])
+        )
         T.set_truncate_position(self.spark, path, pos)
         return DdlOutcome(ident, "truncate", "applied", "rows older than the statement removed")
 
     def _DropTable(self, a: sql.DropTable, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path = self._path(a.table, db)
         if self.policy.drop_table != "drop":
-            return DdlOutcome(ident, "drop table", "skipped",
-                              "kept by policy drop_table=keep (the lake keeps the last state)")
+            return DdlOutcome(
+                ident,
+                "drop table",
+                "skipped",
+                "kept by policy drop_table=keep (the lake keeps the last state)",
+            )
         for p in (path, self.target.tombstone_path(ident)):
             shutil.rmtree(p, ignore_errors=True)
         return DdlOutcome(ident, "drop table", "applied", "Delta table folder deleted")
@@ -289,16 +344,25 @@ def apply_ddl_records(
                 out = applier.apply(action, db, pos)
             except Exception as e:  # a Delta error on one statement must not stop the batch
                 out = DdlOutcome(r["table"], type(action).__name__, "failed", str(e)[:500])
-            rows.append((out.table or r["table"], r["detail"], out.action, out.outcome,
-                         out.reason, r))
+            rows.append(
+                (out.table or r["table"], r["detail"], out.action, out.outcome, out.reason, r)
+            )
     _record(spark, target, rows, txn)
     return errors
 
 
 def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) -> None:
     data = [
-        (table, statement, action, outcome, reason, list(r["position"] or []),
-         r["lineage"], r["source_ts"])
+        (
+            table,
+            statement,
+            action,
+            outcome,
+            reason,
+            list(r["position"] or []),
+            r["lineage"],
+            r["source_ts"],
+        )
         for table, statement, action, outcome, reason, r in rows
     ]
     schema = (

@@ -14,7 +14,7 @@ percent-escaped (and a leading dot too), so no identifier can leave ``<target>``
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from delta.tables import DeltaTable
@@ -66,12 +66,16 @@ class Target:
     """The target folder: paths of every table cdclake writes there."""
 
     root: str
+    table_map: dict[str, str] = field(default_factory=dict)  # source identifier -> target name
+
+    def name(self, identifier: str) -> str:
+        return self.table_map.get(identifier, identifier)
 
     def table_path(self, identifier: str) -> str:
-        return str(Path(self.root) / escape_identifier(identifier))
+        return str(Path(self.root) / escape_identifier(self.name(identifier)))
 
     def tombstone_path(self, identifier: str) -> str:
-        return str(Path(self.root) / TOMBSTONES / escape_identifier(identifier))
+        return str(Path(self.root) / TOMBSTONES / escape_identifier(self.name(identifier)))
 
     def system_path(self, name: str) -> str:
         return str(Path(self.root) / name)
