@@ -42,6 +42,7 @@ class Lake:
         format: str = "debezium",
         fail_on_bad_input: bool = False,
         source: str = "test.jsonl",
+        **options: object,
     ):  # type: ignore[no-untyped-def]
         from cdclake.config import ApplyConfig
         from cdclake.runner import apply_raw
@@ -53,6 +54,7 @@ class Lake:
             target=str(self.root),
             keys=keys or {},
             fail_on_bad_input=fail_on_bad_input,
+            **options,
         )
         return apply_raw(raw_from_lines(self.spark, lines, source), config)
 

@@ -75,6 +75,9 @@ def builder(
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", os.environ.get("CDCLAKE_DRIVER_MEMORY", "4g"))
+        # Delta rebuilds table state with this many tasks each time it loads a snapshot; the
+        # default 50 makes every small MERGE pay for 50 tasks (see bench/README.md).
+        .config("spark.databricks.delta.snapshotPartitions", str(max(2, shuffle_partitions)))
         # New tables get deletion vectors so that MERGE marks rows instead of rewriting files.
         .config("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
         .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
