@@ -78,9 +78,12 @@ def builder(
         # Delta rebuilds table state with this many tasks each time it loads a snapshot; the
         # default 50 makes every small MERGE pay for 50 tasks (see bench/README.md).
         .config("spark.databricks.delta.snapshotPartitions", str(max(2, shuffle_partitions)))
-        # New tables get deletion vectors so that MERGE marks rows instead of rewriting files.
-        .config("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
+        # Deletion vectors make MERGE mark rows instead of rewriting files, but readers such as
+        # delta-rs cannot read such tables yet: off unless CDCLAKE_DELETION_VECTORS=true.
+        .config(
+            "spark.databricks.delta.properties.defaults.enableDeletionVectors",
+            os.environ.get("CDCLAKE_DELETION_VECTORS", "false"),
+        )
     )
     if kafka:
         b = b.config("spark.jars", str(token_provider_jar()))

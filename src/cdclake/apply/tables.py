@@ -116,7 +116,7 @@ def ensure_table(
     """
     if not DeltaTable.isDeltaTable(spark, path):
         builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
-        for k, v in {"delta.enableDeletionVectors": "true", **(properties or {})}.items():
+        for k, v in (properties or {}).items():
             builder = builder.property(k, v)
         return builder.execute()
     table = DeltaTable.forPath(spark, path)
