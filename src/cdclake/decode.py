@@ -169,7 +169,7 @@ def _specs_for(
     fields = [f for f in (known.fields if known else []) if not f.name.startswith(META_PREFIX)]
     names = {f.name for f in fields}
     fields += [f for f in inferred.get(table, StructType()).fields if f.name not in names]
-    return [text_spec(f.name, f.dataType) for f in fields]
+    return [fmt.typed_spec(f.name, f.dataType) or text_spec(f.name, f.dataType) for f in fields]
 
 
 def row_struct(specs: Sequence[ColumnSpec]) -> StructType:

@@ -256,3 +256,10 @@ def test_schemaless_payloads_are_typed_by_inference(lake):
     df = lake.df(T)
     assert dict(df.dtypes)["id"] == "bigint" and dict(df.dtypes)["name"] == "string"
     assert lake.rows(T) == [(1, "a", 1)]
+
+
+def test_toast_placeholder_without_schemas(lake):
+    """Pins a conformance finding: schemaless payloads stored the placeholder as the value."""
+    lake.apply([event("c", after={"id": 1, "name": "full", "qty": 1}, lsn=10, schema=False)])
+    lake.apply([event("u", after={"id": 1, "name": TOAST, "qty": 2}, lsn=20, schema=False)])
+    assert lake.rows(T) == [(1, "full", 2)]

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from pathlib import Path
 
-from conftest import DATA
 from pyspark.sql import functions as F
 
 from cdclake.decode import decode
 from cdclake.sources import raw_from_lines
 
-SEEDS = DATA / "seeds"
+SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"
 NO_ROW = {"id": None, "first_name": None, "last_name": None, "email": None}
 
 

@@ -109,6 +109,12 @@ class Format(ABC):
         with ``error`` set (quarantine). Use :func:`select_envelope` to finish.
         """
 
+    def typed_spec(self, name: str, data_type: DataType) -> ColumnSpec | None:
+        """A column of a message without types, whose Spark type the core already knows
+        (from the table, or inferred). None: the core's plain text casts
+        (:func:`cdclake.decode.text_spec`)."""
+        return None
+
     @abstractmethod
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
         """The columns of a row image whose envelope carried ``schema_token``.

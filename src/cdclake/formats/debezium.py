@@ -49,6 +49,7 @@ from typing import ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType
 
 from cdclake.errors import DecodeError
 from cdclake.formats import debezium_types
@@ -299,6 +300,10 @@ class DebeziumFormat(Format):
             meta=meta,
             error=error,
         )
+
+    def typed_spec(self, name: str, data_type: DataType) -> ColumnSpec | None:
+        # schemaless payloads: JSON text as Debezium writes it, TOAST placeholder included
+        return debezium_types.infer_spec(name, data_type)
 
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
         try:
