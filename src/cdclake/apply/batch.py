@@ -192,8 +192,13 @@ def apply_changes(
         data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
         for name in sorted(tables):
             parts = tables[name]
-            latest = max(parts, key=lambda r: r["last_seq"])
-            keys = tuple(latest["keys"] or ())
+            # a truncate carries no key: the key comes from the newest row change, or, in a
+            # batch of truncates only, from what the table recorded when it was created
+            changes_only = [r for r in parts if r["op"] != Op.TRUNCATE]
+            latest = max(changes_only or parts, key=lambda r: r["last_seq"])
+            keys = tuple(latest["keys"] or ()) if changes_only else (
+                tgt.keys(spark, name) or ()
+            )
             stats = TableStats(
                 changes=sum(r["n"] for r in parts),
                 truncates=sum(r["n"] for r in parts if r["op"] == Op.TRUNCATE),
