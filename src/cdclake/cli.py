@@ -36,7 +36,9 @@ def _spark():  # type: ignore[no-untyped-def]
 @app.command()
 def apply(
     target: Annotated[str, typer.Option(help="Folder of the Delta tables")],
-    inputs: Annotated[list[str] | None, typer.Option("--input", help="JSON-lines file or dir")] = None,
+    inputs: Annotated[
+        list[str] | None, typer.Option("--input", help="JSON-lines file or dir")
+    ] = None,
     more: Annotated[list[str] | None, typer.Argument(help="More input paths")] = None,
     format: Annotated[str, typer.Option(help="debezium or auto")] = "debezium",
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
@@ -53,7 +55,9 @@ def apply(
     source_timezone: Annotated[str, typer.Option(help="Zone of zone-less source times")] = "UTC",
     drop_column: Annotated[str, typer.Option(help="DROP COLUMN policy: keep or drop")] = "keep",
     drop_table: Annotated[str, typer.Option(help="DROP TABLE policy: keep or drop")] = "keep",
-    rename_table: Annotated[str, typer.Option(help="RENAME TABLE policy: follow or keep")] = "follow",
+    rename_table: Annotated[
+        str, typer.Option(help="RENAME TABLE policy: follow or keep")
+    ] = "follow",
     kafka_bootstrap: Annotated[
         str | None, typer.Option(help="Read Kafka at HOST:PORT[,HOST:PORT] (needs --checkpoint)")
     ] = None,

@@ -25,7 +25,7 @@ def summary_table(result: BatchResult, title: str = "cdclake apply") -> Table:
         key = ",".join(r.key_columns) or "(none: whole row)"
         t.add_row(
             name,
-            f"{key} [{r.key_source}]" if r.key_columns else key,
+            f"{key} ({r.key_source})" if r.key_columns else key,
             str(r.changes),
             str(r.inserted),
             str(r.updated),

@@ -135,7 +135,7 @@ def apply_changes(
     exclude: tuple[str, ...] = (),
     table_map: dict[str, str] | None = None,
 ) -> BatchResult:
-    """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to Delta tables under ``target``.
+    """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to the tables in ``target``.
 
     ``app_id``/``batch_id`` make the writes idempotent: applying the same batch again (a
     streaming replay after a crash) skips what was already committed. ``include``/``exclude``
