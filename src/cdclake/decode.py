@@ -34,6 +34,10 @@ TableSchemas = Callable[[str], StructType | None]
 """Looks up the current schema of a target table by source identifier (None: no table yet)."""
 
 _FORMAT = "_format"
+NO_IDENTITY = (
+    "no key and no before image: cannot tell which row to delete "
+    "(give --primary-key TABLE=COLS or capture full before images)"
+)
 NOT_A_FORMAT = "not a message of any known format ({names})"
 
 
@@ -240,10 +244,7 @@ def _identity_error() -> Column:
         (F.size(F.col("key_columns")) == 0)
         & (F.col("op") == Op.DELETE)
         & F.col("before_text").isNull(),
-        F.lit(
-            "no key and no before image: cannot tell which row to delete "
-            "(give --primary-key TABLE=COLS or capture full before images)"
-        ),
+        F.lit(NO_IDENTITY),
     )
 
 
@@ -325,7 +326,11 @@ def type_changes(
         if any(g["schema_token"] is None for g in groups)
         else {}
     )
-    parts = [_untyped(env.filter(~typable))]
+    no_image = F.col("error").isNull() & F.col("op").isin(*DATA_OPS) & ~has_image
+    imageless = F.when(
+        no_image & (F.col("op") == Op.DELETE) & (F.size("key_columns") == 0), NO_IDENTITY
+    ).when(no_image, F.concat(F.lit("an "), F.col("op"), F.lit(" without a row image")))
+    parts = [_untyped(env.filter(~typable).withColumn("error", F.coalesce("error", imageless)))]
     for g in groups:
         fmt = formats.get(g[_FORMAT])
         in_group = (

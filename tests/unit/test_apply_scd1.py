@@ -263,3 +263,23 @@ def test_toast_placeholder_without_schemas(lake):
     lake.apply([event("c", after={"id": 1, "name": "full", "qty": 1}, lsn=10, schema=False)])
     lake.apply([event("u", after={"id": 1, "name": TOAST, "qty": 2}, lsn=20, schema=False)])
     assert lake.rows(T) == [(1, "full", 2)]
+
+
+def test_each_kind_of_bad_input_is_quarantined_with_its_reason(lake):
+    good = event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10)
+    unknown_op = good.replace('"op": "c"', '"op": "x"')
+    misfit = event("c", after={"id": 2, "name": "b", "qty": "lots"}, lsn=11)
+    keyless_delete = event("d", before=None, lsn=12, key=None, table="logs")
+    r = lake.apply([good, "{not json", unknown_op, misfit, keyless_delete])
+    assert lake.rows(T) == [(1, "a", 1)]
+    assert lake.quarantine() == [
+        (2, "not valid JSON"),
+        (3, "unknown op 'x' (expected one of c, u, d, r, t, m)"),
+        (4, "column qty: value 'lots' does not fit int64"),
+        (
+            5,
+            "no key and no before image: cannot tell which row to delete "
+            "(give --primary-key TABLE=COLS or capture full before images)",
+        ),
+    ]
+    assert (r.messages, r.changes, r.control, r.quarantined) == (5, 1, 0, 4)

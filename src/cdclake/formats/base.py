@@ -124,6 +124,18 @@ class Format(ABC):
         """
 
 
+MALFORMED = "_malformed"
+
+
+def parse_value(raw: DataFrame, schema: str) -> DataFrame:
+    """``raw`` plus ``_v``: the value parsed ONCE with ``schema`` (a DDL string that ends with
+    ``_malformed STRING``, which holds the text of a value that is not valid JSON)."""
+    from pyspark.sql import functions as F
+
+    parsed = F.from_json(F.col("value"), schema, {"columnNameOfCorruptRecord": MALFORMED})
+    return raw.select("*", parsed.alias("_v"))
+
+
 def select_envelope(df: DataFrame, **columns: Column) -> DataFrame:
     """Project ``df`` to :data:`ENVELOPE_SCHEMA`, casting each given column; missing ones null."""
     from pyspark.sql import functions as F

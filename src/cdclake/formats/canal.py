@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 
 from cdclake import mysql_types
 from cdclake.errors import DecodeError
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, select_envelope
+from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.model import KeySource, Op
 
 ROW_TYPES: tuple[str, ...] = ("INSERT", "UPDATE", "DELETE")
@@ -90,12 +90,7 @@ class CanalFormat(Format):
         return F.get_json_object(value, "$.isDdl").isNotNull()
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = raw.select(
-            "*",
-            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"}).alias(
-                "_v"
-            ),
-        )
+        parsed = parse_value(raw, _VALUE)
         v = F.col("_v")
         kind = v["type"]
         is_row = kind.isin(*ROW_TYPES)

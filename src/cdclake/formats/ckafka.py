@@ -30,7 +30,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdclake import mysql_types
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, select_envelope
+from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.formats.canal import CanalFormat, lookup, mysql_column_specs
 from cdclake.model import KeySource, Op
 
@@ -108,12 +108,7 @@ class CKafkaFormat(Format):
         return dml.unionByName(canal)
 
     def _official_format(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = raw.select(
-            "*",
-            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"}).alias(
-                "_v"
-            ),
-        )
+        parsed = parse_value(raw, _VALUE)
         v = F.col("_v")
         op = lookup(TYPES)[v["TYPE"]]
         file_no = F.regexp_extract(v["BINLOG_NAME"], r"(\d+)$", 1).try_cast("bigint")

@@ -49,7 +49,7 @@ from pyspark.sql.types import (
 
 from cdclake.errors import DecodeError
 from cdclake.formats import _values
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, select_envelope
+from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.formats.canal import lookup
 from cdclake.model import KeySource, Op
 
@@ -130,12 +130,7 @@ class DataWorksFormat(Format):
         return F.get_json_object(value, "$.payload.timestamp").isNotNull()
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = raw.select(
-            "*",
-            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"}).alias(
-                "_v"
-            ),
-        )
+        parsed = parse_value(raw, _VALUE)
         v = F.col("_v")
         schema, payload = v["schema"], v["payload"]
         code = payload["op"]

@@ -53,7 +53,7 @@ from pyspark.sql.types import DataType
 
 from cdclake.errors import DecodeError
 from cdclake.formats import debezium_types
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, select_envelope
+from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.model import KeySource, Op
 
 OPS: dict[str, str] = {
@@ -201,12 +201,7 @@ class DebeziumFormat(Format):
         return op.isin(*OPS) | status.isin(*TRANSACTION_STATUS) | schema_change
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = raw.select(
-            "*",
-            F.from_json(F.col("value"), _VALUE, {"columnNameOfCorruptRecord": "_malformed"}).alias(
-                "_v"
-            ),
-        )
+        parsed = parse_value(raw, _VALUE)
         v = F.col("_v")
         enveloped = v["payload"].isNotNull()
         body = {
@@ -272,10 +267,14 @@ class DebeziumFormat(Format):
                 body["databaseName"],
             ),
         )
-        detail = F.when(body["ddl"].isNotNull(), F.concat(F.lit(DDL_PREFIX), body["ddl"])).when(
-            op == Op.MESSAGE,
-            F.concat_ws(":", body["message"]["prefix"], body["message"]["content"]),
-        ).when(status.isNotNull(), body["id"])
+        detail = (
+            F.when(body["ddl"].isNotNull(), F.concat(F.lit(DDL_PREFIX), body["ddl"]))
+            .when(
+                op == Op.MESSAGE,
+                F.concat_ws(":", body["message"]["prefix"], body["message"]["content"]),
+            )
+            .when(status.isNotNull(), body["id"])
+        )
         return select_envelope(
             parsed,
             table=table,
