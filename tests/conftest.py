@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,11 @@ from pyspark.sql import SparkSession
 from cdclake import _spark
 
 TESTS = Path(__file__).resolve().parent
+SRC = TESTS.parent / "src"
+# CLI subprocesses started by tests import this checkout too, not another clone's install.
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p
+)
 DATA = TESTS / "data"
 SEEDS = TESTS.parent.parent / "shared" / "seeds"
 
