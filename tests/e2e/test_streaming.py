@@ -102,7 +102,9 @@ def produce_bytes(bootstrap: str, topic: str, messages: list[tuple[bytes | None,
 
 
 def delta_rows(spark: SparkSession, path: Path) -> list[dict[str, Any]]:
-    return [r.asDict(recursive=True) for r in spark.read.format("delta").load(str(path)).collect()]
+    """Every row with every column, in a stable order (collect() order follows file layout)."""
+    rows = [r.asDict(recursive=True) for r in spark.read.format("delta").load(str(path)).collect()]
+    return sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
 
 
 def kafka_config(bootstrap: str, topic: str, tmp: Path, **kw: Any) -> ApplyConfig:
