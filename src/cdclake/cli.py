@@ -40,7 +40,9 @@ def apply(
         list[str] | None, typer.Option("--input", help="JSON-lines file or dir")
     ] = None,
     more: Annotated[list[str] | None, typer.Argument(help="More input paths")] = None,
-    format: Annotated[str, typer.Option(help="debezium, canal, ckafka, dataworks, or auto (detect per message)")] = "debezium",
+    format: Annotated[
+        str, typer.Option(help="debezium, canal, ckafka, dataworks, or auto (per message)")
+    ] = "debezium",
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
     stream: Annotated[bool, typer.Option(help="Run as a Structured Streaming query")] = False,
     checkpoint: Annotated[str | None, typer.Option(help="Streaming checkpoint folder")] = None,
