@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
 
 from cdclake import sources
 from cdclake.apply.batch import BatchResult, apply_changes
@@ -125,12 +126,18 @@ def run_stream(
     stream = sources.text_with_files(
         spark.readStream.format("text").option("pathGlobFilter", "[!._]*").load(directory)
     )
+    start_query(stream, each, config).awaitTermination()
+    return total
+
+
+def start_query(
+    stream: DataFrame, each: Callable[[DataFrame, int], None], config: ApplyConfig
+) -> StreamingQuery:
+    """Start ``stream`` with ``each`` per micro-batch, on the config's checkpoint and trigger."""
     writer = stream.writeStream.foreachBatch(each).option("checkpointLocation", config.checkpoint)
     writer = (
         writer.trigger(availableNow=True)
         if config.available_now
         else writer.trigger(processingTime=config.trigger_interval)
     )
-    query = writer.start()
-    query.awaitTermination()
-    return total
+    return writer.start()

@@ -35,7 +35,7 @@ from cdclake.apply.scd1 import Txn
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
-from cdclake.runner import app_id_for, apply_raw
+from cdclake.runner import app_id_for, apply_raw, start_query
 from cdclake.stream_metrics import (
     BatchMetrics,
     LatestOffsets,
@@ -223,13 +223,7 @@ def run_kafka(
             on_batch(metrics)
 
     stream = spark.readStream.format("kafka").options(**source_options(config)).load()
-    writer = stream.writeStream.foreachBatch(each).option("checkpointLocation", config.checkpoint)
-    writer = (
-        writer.trigger(availableNow=True)
-        if config.available_now
-        else writer.trigger(processingTime=config.trigger_interval)
-    )
-    query = writer.start()
+    query = start_query(stream, each, config)
     try:
         query.awaitTermination()
     except StreamingQueryException as e:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import (
@@ -125,6 +125,21 @@ class Format(ABC):
 
 
 MALFORMED = "_malformed"
+
+
+def json_list_token(schema_token: str, what: str) -> list[Any]:
+    """A schema token that holds a JSON list (field schemas, columns); DecodeError otherwise."""
+    import json
+
+    from cdclake.errors import DecodeError
+
+    try:
+        items = json.loads(schema_token)
+    except json.JSONDecodeError as e:
+        raise DecodeError(f"{what} is not JSON: {schema_token[:200]!r}: {e}") from None
+    if not isinstance(items, list):
+        raise DecodeError(f"{what} must be a JSON list, got {schema_token[:200]!r}")
+    return items
 
 
 def parse_value(raw: DataFrame, schema: str) -> DataFrame:

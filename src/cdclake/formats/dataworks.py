@@ -31,7 +31,6 @@ message::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -49,7 +48,14 @@ from pyspark.sql.types import (
 
 from cdclake.errors import DecodeError
 from cdclake.formats import _values
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
+from cdclake.formats.base import (
+    ColumnSpec,
+    DecodeOptions,
+    Format,
+    json_list_token,
+    parse_value,
+    select_envelope,
+)
 from cdclake.formats.canal import lookup
 from cdclake.model import KeySource, Op
 
@@ -209,14 +215,7 @@ class DataWorksFormat(Format):
         )
 
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
-        try:
-            columns = json.loads(schema_token)
-        except json.JSONDecodeError as e:
-            raise DecodeError(f"dataColumn is not JSON: {schema_token[:200]!r}: {e}") from None
-        if not isinstance(columns, list):
-            raise DecodeError(
-                f"dataColumn must be a list of {{name, type}}: {schema_token[:200]!r}"
-            )
+        columns = json_list_token(schema_token, "dataColumn")
         specs = []
         for c in columns:
             name, kind = (c.get("name"), c.get("type")) if isinstance(c, dict) else (None, None)

@@ -44,16 +44,21 @@ decoder can tell apart from a signed bigint.
 
 from __future__ import annotations
 
-import json
 from typing import ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from cdclake.errors import DecodeError
 from cdclake.formats import debezium_types
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
+from cdclake.formats.base import (
+    ColumnSpec,
+    DecodeOptions,
+    Format,
+    json_list_token,
+    parse_value,
+    select_envelope,
+)
 from cdclake.model import KeySource, Op
 
 OPS: dict[str, str] = {
@@ -305,12 +310,5 @@ class DebeziumFormat(Format):
         return debezium_types.infer_spec(name, data_type)
 
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
-        try:
-            fields = json.loads(schema_token)
-        except json.JSONDecodeError as e:
-            raise DecodeError(f"row schema is not JSON: {schema_token[:200]!r}: {e}") from None
-        if not isinstance(fields, list):
-            raise DecodeError(
-                f"row schema 'fields' must be a list of field schemas, got {schema_token[:200]!r}"
-            )
+        fields = json_list_token(schema_token, "row schema 'fields'")
         return debezium_types.row_specs(fields)
