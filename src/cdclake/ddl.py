@@ -528,3 +528,37 @@ def type_sql(data_type: exp.DataType) -> str:
         return f"{name}{args} unsigned"
     name = _NAMES.get(t, t.value.lower())
     return f"{name}({','.join(params)})" if params else name
+
+
+def constant_value(default: str, dialect: str = "mysql") -> str | int | bool | None:
+    """A DEFAULT expression's value when it is a constant literal; None for NULL, for an
+    expression (``CURRENT_TIMESTAMP``, ``uuid()``) and for text that does not parse.
+
+    >>> constant_value("'dflt'"), constant_value("-5"), constant_value("1.50")
+    ('dflt', -5, '1.50')
+    >>> constant_value("CURRENT_TIMESTAMP") is None, constant_value("NULL") is None
+    (True, True)
+    """
+    try:
+        node = _parse_one(default, dialect)
+    except SqlglotError:
+        return None
+    negative = isinstance(node, exp.Neg)
+    if negative:
+        node = node.this
+    if isinstance(node, exp.Boolean) and not negative:
+        return bool(node.this)
+    if not isinstance(node, exp.Literal):
+        return None
+    if node.is_string:
+        return None if negative else node.this
+    number = node.this  # a non-integer stays text, so that a DECIMAL column keeps every digit
+    if number.lstrip("+").isdigit():
+        return -int(number) if negative else int(number)
+    return f"-{number}" if negative else number
+
+
+def _parse_one(text: str, dialect: str) -> exp.Expression:
+    from sqlglot import parse_one
+
+    return parse_one(text, read=_dialect(dialect))

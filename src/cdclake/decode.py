@@ -28,7 +28,15 @@ from pyspark.sql.types import (
 from cdclake import formats
 from cdclake.errors import DecodeError
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format
-from cdclake.model import CHANGE_SCHEMA, DATA_OPS, META_PREFIX, KeySource, Op
+from cdclake.model import (
+    CHANGE_SCHEMA,
+    DATA_OPS,
+    DEFAULTS_JSON_OPTIONS,
+    DEFAULTS_KEY,
+    META_PREFIX,
+    KeySource,
+    Op,
+)
 
 TableSchemas = Callable[[str], StructType | None]
 """Looks up the current schema of a target table by source identifier (None: no table yet)."""
@@ -248,16 +256,32 @@ def _identity_error() -> Column:
     )
 
 
+def _row_schema(specs: Sequence[ColumnSpec]) -> Column:
+    """The ``row_schema`` of a group: the struct's JSON, plus the typed column defaults (a
+    constant: Spark folds the conversion once)."""
+    text = json.dumps(row_struct(specs).jsonValue(), separators=(",", ":"))
+    with_default = [s for s in specs if s.default is not None]
+    if not with_default:
+        return F.lit(text)
+    typed = F.struct(
+        *[s.convert(F.lit(s.default)).cast(s.data_type).alias(s.name) for s in with_default]
+    )
+    return F.concat(
+        F.lit(f'{text[:-1]},"{DEFAULTS_KEY}":'),
+        F.to_json(typed, DEFAULTS_JSON_OPTIONS),
+        F.lit("}"),
+    )
+
+
 def _typed_group(env: DataFrame, specs: Sequence[ColumnSpec]) -> DataFrame:
     before, before_err, _ = _typed_image(F.col("before_text"), specs)
     after, after_err, unavailable = _typed_image(F.col("after_text"), specs)
-    row_schema = json.dumps(row_struct(specs).jsonValue(), separators=(",", ":"))
     error = F.coalesce(after_err, before_err, _key_error(specs), _identity_error())
     return env.select(
         *[F.col(c) for c in ("table", "op", "key_columns", "key_source")],
         before.alias("before"),
         after.alias("after"),
-        F.lit(row_schema).alias("row_schema"),
+        _row_schema(specs).alias("row_schema"),
         unavailable.alias("unavailable"),
         *[F.col(c) for c in ("position", "seq", "source_ts", "lineage", "raw", "detail", "meta")],
         error.alias("error"),

@@ -14,8 +14,10 @@ column          type                            meaning
 ``before``      variant                         row image before the change: an object whose
                                                 values are already typed (decimal, date, ...)
 ``after``       variant                         row image after the change
-``row_schema``  string                          Spark DDL of the row image (``id INT, ...``): the
-                                                typed struct ``before``/``after`` are read as
+``row_schema``  string                          JSON of the Spark struct ``before``/``after`` are
+                                                read as (``StructType.json()``); the key
+                                                ``cdclake.defaults`` holds the source's column
+                                                defaults, typed (see :data:`DEFAULTS_KEY`)
 ``unavailable`` array<string>                   columns whose value in ``after`` is not known (the
                                                 PostgreSQL TOAST placeholder): keep the stored one
 ``position``    array<bigint>                   where the event sits in the source's log; compares
@@ -147,3 +149,13 @@ POSITION_COL = "_cdc_position"
 OP_COL = "_cdc_op"
 SOURCE_TS_COL = "_cdc_source_ts"
 LINEAGE_COL = "_cdc_lineage"
+
+DEFAULTS_KEY = "cdclake.defaults"
+"""Key of ``row_schema`` holding the columns' source defaults: ``to_json`` of a struct of typed
+values, written with :data:`DEFAULTS_JSON_OPTIONS` (read back exactly with ``from_json``). A
+column added with a default fills the rows already in the table, as the database does."""
+DEFAULTS_JSON_OPTIONS = {
+    "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
+    "ignoreNullFields": "true",
+}

@@ -60,11 +60,11 @@ def apply_raw(
         messages = raw.count()
         options = config.decode_options()
         env = decode_envelopes(raw, config.format, options)
-        ddl_errors = apply_ddl_records(
+        ddl = apply_ddl_records(
             env, target, config.ddl_policy(), Txn(spark, app_id, batch_id)
         )
         changes = type_changes(
-            mark_errors(env, ddl_errors),
+            mark_errors(env, ddl.errors),
             options,
             lambda t: target.schema(spark, t),
             lambda t: target.keys(spark, t),
@@ -78,6 +78,7 @@ def apply_raw(
             include=config.include,
             exclude=config.exclude,
             table_map=config.table_map,
+            added_defaults=ddl.added_defaults,
         )
         result.messages = messages
         return result

@@ -150,23 +150,17 @@ def _db_value(kind: str, value: Any, snapshot_float32: bool) -> Any:
 
 KNOWN_GAPS: dict[str, str] = {
     "default-backfill": (
-        "ADD COLUMN ... DEFAULT back-fills existing rows in the database, Debezium sends no "
-        "event for them, the lake keeps NULL (core: fill the field schema's default)"
-    ),
-    "schemaless-toast": (
-        "without schemas the TOAST placeholder is stored as the value (core: decode.text_spec "
-        "has no is_unavailable for Debezium's placeholder)"
+        "ADD COLUMN ... DEFAULT back-fills existing rows in the database and Debezium sends no "
+        "event for them; without schemas no message carries the default, so the lake keeps NULL"
     ),
 }
-"""Differences that are understood and need a change outside the decoder; counted apart."""
+"""Differences the input itself cannot resolve; counted apart (only without schemas)."""
 
 
 def known_gap(column: str, got: Any, expect: Any, defaults: dict[str, Any], encoded: bool) -> str:
     """The :data:`KNOWN_GAPS` key that explains ``got != expect``, or ``""``."""
-    if got is None and column in defaults and expect == defaults[column]:
+    if encoded and got is None and column in defaults and expect == defaults[column]:
         return "default-backfill"
-    if encoded and got == "__debezium_unavailable_value":
-        return "schemaless-toast"
     return ""
 
 

@@ -21,7 +21,7 @@ from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
 from cdclake.apply.scd1 import TableResult, Txn, apply_keyed, apply_truncates
 from cdclake.errors import BadInputError
-from cdclake.model import CONTROL_OPS, DATA_OPS, POSITION_TYPE, Op
+from cdclake.model import CONTROL_OPS, DATA_OPS, DEFAULTS_KEY, POSITION_TYPE, Op
 
 
 @dataclass
@@ -63,13 +63,32 @@ class BatchResult:
             self.quarantine_reasons[k] = self.quarantine_reasons.get(k, 0) + v
 
 
-def _union_struct(schemas: list[str]) -> StructType:
-    """The columns of every row-schema version seen in a batch, in first-seen order."""
+def _union_struct(schemas: list[str]) -> tuple[StructType, dict[str, Any]]:
+    """The columns of every row-schema version seen in a batch, in first-seen order, and the
+    source defaults of those columns (typed values as JSON; see :data:`DEFAULTS_KEY`)."""
     fields: dict[str, StructField] = {}
+    defaults: dict[str, Any] = {}
     for text in schemas:
-        for f in StructType.fromJson(json.loads(text)).fields:
+        doc = json.loads(text)
+        for f in StructType.fromJson(doc).fields:
             fields[f.name] = StructField(f.name, f.dataType, True)  # a later version wins
-    return StructType(list(fields.values()))
+        defaults.update(doc.get(DEFAULTS_KEY) or {})
+    return StructType(list(fields.values())), defaults
+
+
+def _fill_defaults(
+    image: Column, row_struct: StructType, schemas: list[str], columns: list[str], defaults: dict
+) -> Column:
+    """An image written before a column existed gets the column's default, as the database
+    gave that row when the column was added (``columns``: added by this batch)."""
+    for c in columns:
+        lacking = [s for s in schemas if c not in StructType.fromJson(json.loads(s)).fieldNames()]
+        if c in defaults and c in row_struct.fieldNames() and lacking:
+            value = T.typed_default(c, row_struct[c].dataType, defaults[c])
+            image = image.withField(
+                c, F.when(F.col("row_schema").isin(*lacking), value).otherwise(image[c])
+            )
+    return image
 
 
 def quarantine(
@@ -134,12 +153,15 @@ def apply_changes(
     include: tuple[str, ...] = (),
     exclude: tuple[str, ...] = (),
     table_map: dict[str, str] | None = None,
+    added_defaults: dict[str, dict[str, Any]] | None = None,
 ) -> BatchResult:
     """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to the tables in ``target``.
 
     ``app_id``/``batch_id`` make the writes idempotent: applying the same batch again (a
     streaming replay after a crash) skips what was already committed. ``include``/``exclude``
     are glob patterns on source identifiers; ``table_map`` renames identifiers in the target.
+    ``added_defaults`` (table -> column -> typed default) names columns this batch's DDL added
+    with a default: the batch's rows written before the DDL get that default.
 
     >>> result = apply_changes(read_changes(spark, ["in.jsonl"]), "/lake")  # doctest: +SKIP
     >>> result.tables["testDB.dbo.customers"].inserted  # doctest: +SKIP
@@ -211,7 +233,15 @@ def apply_changes(
             )
             schemas = sorted({s for r in parts for s in r["schemas"] if s})
             res = apply_table(
-                spark, tgt, name, data.filter(F.col("table") == name), schemas, keys, txn, stats
+                spark,
+                tgt,
+                name,
+                data.filter(F.col("table") == name),
+                schemas,
+                keys,
+                txn,
+                stats,
+                (added_defaults or {}).get(name, {}),
             )
             res.changes = stats.changes
             res.key_source = latest["key_source"] or ""
@@ -285,14 +315,28 @@ def apply_table(
     keys: tuple[str, ...],
     txn: Txn,
     stats: TableStats,
+    ddl_defaults: dict[str, Any],
 ) -> TableResult:
-    """Apply one table's changes of a batch."""
+    """Apply one table's changes of a batch (``ddl_defaults``: columns the batch's DDL added
+    with a default)."""
     result = TableResult(table, key_columns=keys)
-    row_struct = _union_struct(schemas)
+    row_struct, defaults = _union_struct(schemas)
     extra = [] if keys else KEYLESS_FIELDS
     full = StructType([*row_struct.fields, *T.meta_fields(POSITION_TYPE), *extra])
     path = target.table_path(table)
-    T.ensure_table(spark, path, full, {T.KEY_PROPERTY: ",".join(keys)} if keys else None)
+    synced = T.sync_table(
+        spark, path, full, {T.KEY_PROPERTY: ",".join(keys)} if keys else None, defaults
+    )
+    stored = synced.table.toDF().schema if ddl_defaults else StructType()
+    for c in ddl_defaults:
+        if c not in row_struct.fieldNames() and c in stored.fieldNames():
+            # every row of the batch predates the DDL: they all get its default
+            row_struct = row_struct.add(StructField(c, stored[c].dataType, True))
+    new_columns = row_struct.fieldNames() if synced.created else [*synced.added, *ddl_defaults]
+    defaults = {**ddl_defaults, **defaults}
+    after = F.col("after").cast(row_struct)
+    if defaults and new_columns:
+        after = _fill_defaults(after, row_struct, schemas, new_columns, defaults)
     rows = data.select(
         "op",
         "position",
@@ -300,7 +344,7 @@ def apply_table(
         "source_ts",
         "lineage",
         "unavailable",
-        F.col("after").cast(row_struct).alias("a"),
+        after.alias("a"),
         F.col("before").cast(row_struct).alias("b"),
     )
     n_data = stats.changes - stats.truncates

@@ -10,7 +10,7 @@ What each statement does (the policy, configurable where it says so):
 CREATE TABLE         creates the Delta table with mapped types; records its primary key
                      (table property ``cdclake.keyColumns``); an existing table gains the
                      columns it lacks
-ADD COLUMN           adds the column (earlier rows null)
+ADD COLUMN           adds the column; earlier rows get a constant DEFAULT (else null)
 DROP COLUMN          ``drop_column="keep"`` (default): the column stays, nullable, and new rows
                      leave it null; ``"drop"``: dropped (needs column mapping, enabled on demand)
 MODIFY / CHANGE      a widening the table supports (int -> bigint, float -> double, decimal
@@ -30,6 +30,7 @@ A statement that cannot be parsed is quarantined with the parser's message; the 
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +46,7 @@ from cdclake import mysql_types
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS
 from cdclake.apply.scd1 import Txn
-from cdclake.model import POSITION_COL, POSITION_TYPE, Op
+from cdclake.model import DEFAULTS_JSON_OPTIONS, POSITION_COL, POSITION_TYPE, Op
 
 DDL_TABLE = "_cdc_ddl"
 WIDENINGS = {
@@ -86,6 +87,7 @@ class DdlApplier:
 
     def __init__(self, spark: SparkSession, target: T.Target, policy: DdlPolicy) -> None:
         self.spark, self.target, self.policy = spark, target, policy
+        self.added_defaults: dict[str, dict[str, Any]] = {}  # table -> column -> typed default
 
     def _path(self, name: sql.TableName, db: str | None) -> tuple[str, str]:
         ident = _ident(name, db)
@@ -164,17 +166,38 @@ class DdlApplier:
         existing = {f.name.lower() for f in self.spark.read.format("delta").load(path).schema}
         if a.column.name.lower() in existing:
             return DdlOutcome(ident, "add column", "skipped", f"column {a.column.name} exists")
-        T.ensure_table(
+        data_type = self._spark_type(a.column)
+        default = self._typed_default(a.column, data_type)
+        T.sync_table(
             self.spark,
             path,
-            StructType([StructField(a.column.name, self._spark_type(a.column), True)]),
+            StructType([StructField(a.column.name, data_type, True)]),
+            defaults={a.column.name: default} if default is not None else None,
         )
+        if default is not None:
+            self.added_defaults.setdefault(ident, {})[a.column.name] = default
+            earlier = f"earlier rows {a.column.default}"
+        elif a.column.default and a.column.default.upper() != "NULL":
+            earlier = f"earlier rows null (default {a.column.default} is not a constant)"
+        else:
+            earlier = "earlier rows null"
         return DdlOutcome(
-            ident,
-            "add column",
-            "applied",
-            f"{a.column.name} {a.column.type_sql}; earlier rows null",
+            ident, "add column", "applied", f"{a.column.name} {a.column.type_sql}; {earlier}"
         )
+
+    def _typed_default(self, col: sql.ColumnDef, data_type: Any) -> Any:
+        """A constant DEFAULT as the typed JSON value :func:`T.sync_table` fills earlier rows
+        with; None for no default, NULL, or an expression (``CURRENT_TIMESTAMP``)."""
+        value = sql.constant_value(col.default) if col.default else None
+        if value is None:
+            return None
+        typed = F.lit(value).try_cast(data_type)
+        row = (
+            self.spark.sql("SELECT 1")
+            .select(F.to_json(F.struct(typed.alias("v")), DEFAULTS_JSON_OPTIONS))
+            .first()
+        )
+        return json.loads(row[0]).get("v") if row else None
 
     def _DropColumn(self, a: sql.DropColumn, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path, missing = self._need(a.table, db, "drop column")
@@ -311,10 +334,16 @@ class DdlApplier:
         return DdlOutcome(None, a.statement_kind.lower(), "skipped", a.reason)
 
 
-def apply_ddl_records(
-    env: DataFrame, target: T.Target, policy: DdlPolicy, txn: Txn
-) -> dict[tuple[Any, ...], str]:
-    """Apply the batch's DDL records in source order; return ``{lineage: error}`` of bad ones.
+@dataclass
+class DdlBatch:
+    """What a batch's DDL did that its rows need to know."""
+
+    errors: dict[tuple[Any, ...], str]  # lineage -> why the DDL record is quarantined
+    added_defaults: dict[str, dict[str, Any]]  # table -> column added with a default -> value
+
+
+def apply_ddl_records(env: DataFrame, target: T.Target, policy: DdlPolicy, txn: Txn) -> DdlBatch:
+    """Apply the batch's DDL records in source order.
 
     DDL records are few (one per statement), so they are collected to the driver.
     """
@@ -326,7 +355,7 @@ def apply_ddl_records(
         .collect()
     )
     if not records:
-        return {}
+        return DdlBatch({}, {})
     applier = DdlApplier(spark, target, policy)
     rows, errors = [], {}
     for r in records:
@@ -348,7 +377,7 @@ def apply_ddl_records(
                 (out.table or r["table"], r["detail"], out.action, out.outcome, out.reason, r)
             )
     _record(spark, target, rows, txn)
-    return errors
+    return DdlBatch(errors, applier.added_defaults)
 
 
 def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) -> None:

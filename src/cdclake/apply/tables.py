@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from cdclake.model import LINEAGE_COL, META_PREFIX, OP_COL, POSITION_COL, SOURCE_TS_COL
@@ -29,6 +30,7 @@ TOMBSTONES = "_cdc_tombstones"
 BATCHES = "_cdc_batches"
 TRUNCATE_PROPERTY = "cdclake.truncatePosition"
 KEY_PROPERTY = "cdclake.keyColumns"
+BACKFILL_PROPERTY = "cdclake.pendingBackfill"
 
 
 def escape_identifier(identifier: str) -> str:
@@ -104,29 +106,95 @@ def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+@dataclass(frozen=True)
+class Synced:
+    """What :func:`sync_table` found and did."""
+
+    table: DeltaTable
+    created: bool
+    added: tuple[str, ...]  # columns added to an existing table
+
+
 def ensure_table(
     spark: SparkSession,
     path: str,
     schema: StructType,
     properties: dict[str, str] | None = None,
 ) -> DeltaTable:
-    """Create the Delta table at ``path`` if missing; add columns it lacks (earlier rows null).
+    """Create the Delta table at ``path`` if missing; add columns it lacks (earlier rows null)."""
+    return sync_table(spark, path, schema, properties).table
 
-    Columns are only ever added: a column missing from ``schema`` stays in the table.
+
+def sync_table(
+    spark: SparkSession,
+    path: str,
+    schema: StructType,
+    properties: dict[str, str] | None = None,
+    defaults: dict[str, Any] | None = None,
+) -> Synced:
+    """Create the Delta table at ``path`` if missing; add columns it lacks.
+
+    Columns are only ever added: a column missing from ``schema`` stays in the table. Rows that
+    were already there get an added column's source default (``defaults``: column -> the typed
+    value as JSON, see :data:`cdclake.model.DEFAULTS_KEY`), as the database fills them when the
+    column is added; columns without a default are null there.
     """
     if not DeltaTable.isDeltaTable(spark, path):
         builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
         for k, v in (properties or {}).items():
             builder = builder.property(k, v)
-        return builder.execute()
+        table = builder.execute()
+        _PROPS[path] = dict(properties or {})
+        return Synced(table, True, ())
     table = DeltaTable.forPath(spark, path)
     existing = {f.name.lower() for f in table.toDF().schema.fields}
     new = [f for f in schema.fields if f.name.lower() not in existing]
+    backfill = {f.name: defaults[f.name] for f in new if f.name in (defaults or {})}
     if new:
+        if backfill:
+            # remembered before the column exists, so that a crash between adding the column and
+            # filling it is finished by the next run (which sees the column as already there)
+            set_properties(spark, path, {BACKFILL_PROPERTY: json.dumps(backfill)})
+        if any("timestamp_ntz" in f.dataType.simpleString() for f in new):
+            # a created table gets the feature from its schema; an added column needs it enabled
+            set_properties(spark, path, {"delta.feature.timestampNtz": "supported"})
         cols = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in new)
         spark.sql(f"ALTER TABLE delta.{quote(path)} ADD COLUMNS ({cols})")
         table = DeltaTable.forPath(spark, path)
-    return table
+    finish_backfill(spark, path, table)
+    return Synced(table, False, tuple(f.name for f in new))
+
+
+def typed_default(name: str, data_type: DataType, value: Any) -> Column:
+    """A column default as a typed Column (``value``: the typed value as ``to_json`` wrote it)."""
+    from pyspark.sql import functions as F
+
+    from cdclake.model import DEFAULTS_JSON_OPTIONS
+
+    struct = StructType([StructField(name, data_type)])
+    text = json.dumps({name: value})
+    return F.from_json(F.lit(text), struct, DEFAULTS_JSON_OPTIONS)[name]
+
+
+def finish_backfill(spark: SparkSession, path: str, table: DeltaTable) -> None:
+    """Fill added columns of earlier rows with their defaults, if a backfill is pending."""
+    pending = cached_properties(spark, path).get(BACKFILL_PROPERTY)
+    if not pending:
+        return
+    from pyspark.sql import functions as F
+
+    schema = table.toDF().schema
+    values = {c: v for c, v in json.loads(pending).items() if c in schema.fieldNames()}
+    if values:
+        table.update(
+            condition=" OR ".join(f"{quote(c)} IS NULL" for c in values),
+            set={
+                quote(c): F.coalesce(F.col(quote(c)), typed_default(c, schema[c].dataType, v))
+                for c, v in values.items()
+            },
+        )
+    spark.sql(f"ALTER TABLE delta.{quote(path)} UNSET TBLPROPERTIES IF EXISTS ('{BACKFILL_PROPERTY}')")
+    _PROPS.get(path, {}).pop(BACKFILL_PROPERTY, None)
 
 
 def table_properties(spark: SparkSession, path: str) -> dict[str, str]:
@@ -135,24 +203,37 @@ def table_properties(spark: SparkSession, path: str) -> dict[str, str]:
 
 
 def set_properties(spark: SparkSession, path: str, props: dict[str, str]) -> None:
-    pairs = ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
+    pairs = ", ".join(f"'{k}' = '{sql_string(v)}'" for k, v in props.items())
     spark.sql(f"ALTER TABLE delta.{quote(path)} SET TBLPROPERTIES ({pairs})")
+    if path in _PROPS:
+        _PROPS[path].update(props)
 
 
-_TRUNCATED: dict[str, list[int] | None] = {}
+def sql_string(text: str) -> str:
+    """The body of a single-quoted Spark SQL string literal."""
+    return text.replace("\\", "\\\\").replace("'", "\\'")
+
+
+_PROPS: dict[str, dict[str, str]] = {}
+
+
+def cached_properties(spark: SparkSession, path: str) -> dict[str, str]:
+    """The table's properties, read once per process (cdclake is the table's only writer, and
+    it keeps this cache current with what it sets)."""
+    if path not in _PROPS:
+        _PROPS[path] = (
+            table_properties(spark, path) if DeltaTable.isDeltaTable(spark, path) else {}
+        )
+    return _PROPS[path]
 
 
 def truncate_position(spark: SparkSession, path: str) -> list[int] | None:
-    """The newest truncate applied to the table (cached: cdclake is the table's only writer)."""
-    if path not in _TRUNCATED:
-        props = table_properties(spark, path) if DeltaTable.isDeltaTable(spark, path) else {}
-        _TRUNCATED[path] = position_from_text(props.get(TRUNCATE_PROPERTY))
-    return _TRUNCATED[path]
+    """The newest truncate applied to the table."""
+    return position_from_text(cached_properties(spark, path).get(TRUNCATE_PROPERTY))
 
 
 def set_truncate_position(spark: SparkSession, path: str, position: list[int]) -> None:
     set_properties(spark, path, {TRUNCATE_PROPERTY: position_to_text(position)})
-    _TRUNCATED[path] = list(position)
 
 
 def position_to_text(position: list[int]) -> str:

@@ -47,6 +47,7 @@ class ColumnSpec:
 
     ``expected`` names the source type in error messages ("INT32", "decimal(10,2)").
     ``is_unavailable`` flags a placeholder that means "value not sent, keep the stored one".
+    ``default`` is the source column's default as raw text (what ``convert`` reads), if known.
     """
 
     name: str
@@ -55,6 +56,7 @@ class ColumnSpec:
     expected: str
     is_unavailable: Callable[[Column], Column] | None = None
     nullable: bool = True
+    default: str | None = None
 
 
 @dataclass(frozen=True)

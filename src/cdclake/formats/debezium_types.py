@@ -47,6 +47,7 @@ The value-level column expressions live in :mod:`cdclake.formats._values`.
 from __future__ import annotations
 
 import base64
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
@@ -129,7 +130,17 @@ def column_spec(field: Mapping[str, Any]) -> ColumnSpec:
         raise DecodeError(f"field schema {dict(field)!r} has no 'field' name; expected a string")
     t = _typed(field, name)
     optional = bool(field.get("optional", True))
-    return ColumnSpec(name, t.data_type, t.convert, t.expected, t.is_unavailable, optional)
+    return ColumnSpec(
+        name, t.data_type, t.convert, t.expected, t.is_unavailable, optional, _raw_text(field)
+    )
+
+
+def _raw_text(field: Mapping[str, Any]) -> str | None:
+    """A field schema's ``default`` as the raw text a converter reads (None: no default)."""
+    value = field.get("default")
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"))
 
 
 def row_specs(fields: Sequence[Mapping[str, Any]]) -> list[ColumnSpec]:

@@ -1,0 +1,91 @@
+"""Where one cdclake apply spends its time: ``python -m bench.profile [--events N]``.
+
+Runs floor-write, cdclake apply and the recipe once each on the same Debezium file (the same
+generator and session as ``bench.run``), then prints, per contender, wall time and Spark jobs, and
+for cdclake every job with its description (cdclake names each step) and wall time. It also
+checks that cdclake and the recipe end with the same table. A development tool: the numbers that
+count come from ``bench/run.sh``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from bench import contenders as C
+from bench import data, eventlog
+
+BENCH = Path(__file__).resolve().parent
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(prog="python -m bench.profile", description=__doc__)
+    p.add_argument("--events", type=int, default=100_000)
+    p.add_argument("--out", type=Path, default=BENCH / "out" / "profile")
+    p.add_argument("--only", default="floor-write,apply,recipe")
+    a = p.parse_args(argv)
+    console = Console()
+    from cdclake import _spark
+
+    n, keys = a.events, max(a.events // 10, 1)
+    src = data.write_events(
+        BENCH / "out" / "data" / "debezium" / f"n{n}-k{keys}-s100-seed42" / "events.jsonl",
+        "debezium", n, keys, 100,
+    )
+    work = a.out.absolute()
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "eventlog").mkdir(parents=True)
+    spark = (
+        _spark.builder("cdclake-profile", kafka=False)
+        .config("spark.eventLog.enabled", "true")
+        .config("spark.eventLog.dir", (work / "eventlog").as_uri())
+        .config("spark.eventLog.compress", "false")
+        .config("spark.eventLog.rolling.enabled", "false")
+        .getOrCreate()
+    )
+    spark.range(1000).selectExpr("sum(id)").collect()  # warm-up
+    jobs = {
+        "floor-write": C.floor_write(spark, src, "debezium", work / "floor"),
+        "apply": C.apply(spark, src, "debezium", work / "lake"),
+        "recipe": C.recipe(spark, src, work / "recipe"),
+    }
+    times = {}
+    for name in a.only.split(","):
+        spark.sparkContext.setJobGroup(f"p/{n}/0/{name}/r0", name)
+        t0 = time.perf_counter()
+        jobs[name]()
+        times[name] = time.perf_counter() - t0
+        spark.catalog.clearCache()
+        console.log(f"{name}: {times[name]:.2f}s")
+    spark.sparkContext.setJobGroup("p/check/0/check/r0", "check")
+    if "apply" in times and "recipe" in times:
+        cols = ["id", "first_name", "last_name", "email"]
+        mine = spark.read.format("delta").load(str(work / "lake" / "server1.dbo.customers"))
+        theirs = spark.read.format("delta").load(str(work / "recipe"))
+        a_minus = mine.select(cols).exceptAll(theirs.select(cols)).count()
+        b_minus = theirs.select(cols).exceptAll(mine.select(cols)).count()
+        console.log(f"tables: cdclake {mine.count():,} rows, recipe {theirs.count():,} rows, "
+                    f"differing {a_minus} / {b_minus}")
+    spark.stop()
+    groups = eventlog.parse(work / "eventlog")
+    summary = Table("contender", "seconds", "events/s", "jobs", "job seconds")
+    for name, secs in times.items():
+        g = groups.get(f"p/{n}/0/{name}/r0")
+        summary.add_row(name, f"{secs:.2f}", f"{n / secs:,.0f}", str(len(g.jobs) if g else 0),
+                        f"{sum(j.seconds for j in g.jobs):.2f}" if g else "-")
+    console.print(summary)
+    g = groups.get(f"p/{n}/0/apply/r0")
+    if g:
+        detail = Table("job", "seconds", "tasks", "description / call site", title="cdclake apply")
+        for j in g.jobs:
+            detail.add_row(str(j.job_id), f"{j.seconds:.2f}", str(j.tasks), j.name[:90])
+        console.print(detail)
+
+
+if __name__ == "__main__":
+    main()
