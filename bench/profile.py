@@ -65,7 +65,8 @@ def main(argv: list[str] | None = None) -> None:
     spark.sparkContext.setJobGroup("p/check/0/check/r0", "check")
     if "apply" in times and "recipe" in times:
         cols = ["id", "first_name", "last_name", "email"]
-        mine = spark.read.format("delta").load(str(work / "lake" / "server1.dbo.customers"))
+        ident = f"{data.DB}.{data.SCHEMA}.{data.TABLE}"
+        mine = spark.read.format("delta").load(str(work / "lake" / ident))
         theirs = spark.read.format("delta").load(str(work / "recipe"))
         a_minus = mine.select(cols).exceptAll(theirs.select(cols)).count()
         b_minus = theirs.select(cols).exceptAll(mine.select(cols)).count()

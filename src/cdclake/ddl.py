@@ -558,7 +558,7 @@ def constant_value(default: str, dialect: str = "mysql") -> str | int | bool | N
     return f"-{number}" if negative else number
 
 
-def _parse_one(text: str, dialect: str) -> exp.Expression:
+def _parse_one(text: str, dialect: str) -> exp.Expr:
     from sqlglot import parse_one
 
     return parse_one(text, read=_dialect(dialect))

@@ -77,7 +77,11 @@ def _union_struct(schemas: list[str]) -> tuple[StructType, dict[str, Any]]:
 
 
 def _fill_defaults(
-    image: Column, row_struct: StructType, schemas: list[str], columns: list[str], defaults: dict
+    image: Column,
+    row_struct: StructType,
+    schemas: list[str],
+    columns: list[str],
+    defaults: dict[str, Any],
 ) -> Column:
     """An image written before a column existed gets the column's default, as the database
     gave that row when the column was added (``columns``: added by this batch)."""
@@ -174,36 +178,24 @@ def apply_changes(
     keep = _table_filter(include, exclude)
     if keep is not None:
         changes = changes.withColumn("_keep", keep)
+    # the raw message is only kept for quarantine: good rows need not carry it in the cache
+    changes = changes.withColumn("raw", F.when(F.col("error").isNotNull(), F.col("raw")))
     changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         if keep is not None:
             result.excluded = changes.filter(~F.col("_keep")).count()
             changes = changes.filter(F.col("_keep")).drop("_keep")
+        per_op, progress, n_bad = _summarize(changes)
         bad = changes.filter(F.col("error").isNotNull())
-        reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
-        result.quarantine_reasons = {r["error"]: r["count"] for r in reasons}
-        result.quarantined = (
-            bad.count() if len(reasons) == 50 else sum(result.quarantine_reasons.values())
-        )
-        if result.quarantined:
+        if n_bad:
+            reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
+            result.quarantine_reasons = {r["error"]: r["count"] for r in reasons}
+            result.quarantined = n_bad
             if fail_on_bad_input:
                 _raise_bad(bad)
             quarantine(spark, tgt, bad, txn, batch_id)
         good = changes.filter(F.col("error").isNull())
-        per_op = (
-            good.groupBy("table", "op")
-            .agg(
-                F.collect_set("row_schema").alias("schemas"),
-                F.max_by("key_columns", "seq").alias("keys"),
-                F.max_by("key_source", "seq").alias("key_source"),
-                F.max("seq").alias("last_seq"),
-                F.count(F.lit(1)).alias("n"),
-                F.count_if(F.col("before").isNotNull()).alias("n_before"),
-                F.count_if(F.size("unavailable") > 0).alias("n_unavailable"),
-            )
-            .collect()
-        )
-        record_progress(spark, tgt, good, txn)
+        record_progress(spark, tgt, progress, txn)
         tables: dict[str, list[Row]] = {}
         for r in per_op:
             if r["op"] in CONTROL_OPS:
@@ -218,9 +210,7 @@ def apply_changes(
             # batch of truncates only, from what the table recorded when it was created
             changes_only = [r for r in parts if r["op"] != Op.TRUNCATE]
             latest = max(changes_only or parts, key=lambda r: r["last_seq"])
-            keys = tuple(latest["keys"] or ()) if changes_only else (
-                tgt.keys(spark, name) or ()
-            )
+            keys = tuple(latest["keys"] or ()) if changes_only else (tgt.keys(spark, name) or ())
             stats = TableStats(
                 changes=sum(r["n"] for r in parts),
                 truncates=sum(r["n"] for r in parts if r["op"] == Op.TRUNCATE),
@@ -254,25 +244,47 @@ def apply_changes(
     return result
 
 
-PROGRESS = "_cdc_progress"
-
-
-def record_progress(spark: SparkSession, target: T.Target, good: DataFrame, txn: Txn) -> None:
-    """Per source (file or topic): last event time, last heartbeat, last input position seen.
-
-    The table is tiny (one row per source), so it is folded on the driver and rewritten.
-    """
-    fresh = (
-        good.groupBy(F.col("lineage.source").alias("source"))
+def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int]:
+    """One pass over the batch: per (table, op) and per source, for the good changes; and the
+    number of bad ones. Grouping sets give both groupings from the same scan."""
+    rows = (
+        changes.withColumns(
+            {"_bad": F.col("error").isNotNull(), "_source": F.col("lineage.source")}
+        )
+        .groupingSets(
+            [["_bad", "table", "op"], ["_bad", "_source"]], "_bad", "table", "op", "_source"
+        )
         .agg(
+            F.grouping("_source").alias("_per_op"),
+            F.collect_set("row_schema").alias("schemas"),
+            F.max_by("key_columns", "seq").alias("keys"),
+            F.max_by("key_source", "seq").alias("key_source"),
+            F.max("seq").alias("last_seq"),
+            F.count(F.lit(1)).alias("n"),
+            F.count_if(F.col("before").isNotNull()).alias("n_before"),
+            F.count_if(F.size("unavailable") > 0).alias("n_unavailable"),
             F.max("source_ts").alias("last_event_time"),
             F.max(F.when(F.col("op") == Op.HEARTBEAT, F.col("source_ts"))).alias("last_heartbeat"),
             F.max_by("position", "seq").alias("last_position"),
             F.max("lineage.offset").alias("last_offset"),
-            F.count(F.lit(1)).alias("records"),
         )
         .collect()
     )
+    per_op = [r for r in rows if r["_per_op"] and not r["_bad"]]
+    progress = [r for r in rows if not r["_per_op"] and not r["_bad"]]
+    n_bad = sum(r["n"] for r in rows if r["_per_op"] and r["_bad"])
+    return per_op, progress, n_bad
+
+
+PROGRESS = "_cdc_progress"
+
+
+def record_progress(spark: SparkSession, target: T.Target, fresh: list[Row], txn: Txn) -> None:
+    """Per source (file or topic): last event time, last heartbeat, last input position seen.
+
+    The table is tiny (one row per source), so it is folded on the driver and rewritten.
+    ``fresh`` holds this batch's good changes per source (from :func:`_summarize`).
+    """
     if not fresh:
         return
     path = target.system_path(PROGRESS)
@@ -284,16 +296,16 @@ def record_progress(spark: SparkSession, target: T.Target, good: DataFrame, txn:
         return b if a is None else a if b is None else max(a, b)
 
     for r in fresh:
-        old = rows.get(r["source"], {})
-        rows[r["source"]] = {
-            "source": r["source"],
+        old = rows.get(r["_source"], {})
+        rows[r["_source"]] = {
+            "source": r["_source"],
             "last_event_time": later(old.get("last_event_time"), r["last_event_time"]),
             "last_heartbeat": later(old.get("last_heartbeat"), r["last_heartbeat"]),
             "last_position": r["last_position"]
             if r["last_position"] is not None
             else old.get("last_position"),
             "last_offset": later(old.get("last_offset"), r["last_offset"]),
-            "records": (old.get("records") or 0) + r["records"],
+            "records": (old.get("records") or 0) + r["n"],
         }
     schema = (
         "source STRING, last_event_time TIMESTAMP, last_heartbeat TIMESTAMP, "
@@ -358,7 +370,18 @@ def apply_table(
     try:
         if n_live:
             if keys:
-                apply_keyed(spark, target, table, rows, row_struct, keys, txn, result, stats)
+                apply_keyed(
+                    spark,
+                    target,
+                    table,
+                    rows,
+                    row_struct,
+                    keys,
+                    txn,
+                    result,
+                    stats,
+                    empty=synced.created,
+                )
             else:
                 apply_keyless(spark, target, table, rows, row_struct, txn, result)
     finally:

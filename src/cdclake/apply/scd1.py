@@ -206,9 +206,18 @@ def record_tombstones(
 ) -> None:
     """Upsert ``(key, position)`` of this batch's deletes."""
     path = target.tombstone_path(table)
+    deletes = source.filter(F.col("_kind") == DELETE)
+    if not DeltaTable.isDeltaTable(spark, path):
+        # the table's first deletes: keys are unique in ``source``, a plain write creates it
+        rows = deletes.select(
+            *[F.col(f"_k{i}").cast(f.dataType).alias(f.name) for i, f in enumerate(key_types)],
+            F.col("position").alias(POSITION_COL),
+        )
+        with txn("tombstones"):
+            rows.write.format("delta").mode("append").save(path)
+        return
     schema = StructType([*key_types.fields, *T.meta_fields(source.schema["position"].dataType)[:1]])
     tomb = T.ensure_table(spark, path, schema)
-    deletes = source.filter(F.col("_kind") == DELETE)
     with txn("tombstones"):
         (
             tomb.alias("t")
@@ -237,8 +246,13 @@ def apply_keyed(
     txn: Txn,
     result: TableResult,
     stats: TableStats,
+    empty: bool = False,
 ) -> None:
-    """Apply one batch of a keyed table's changes (``rows`` has ``a``/``b`` typed images)."""
+    """Apply one batch of a keyed table's changes (``rows`` has ``a``/``b`` typed images).
+
+    ``empty``: the table was created by this batch, so there is nothing to match: the live rows
+    are appended without a MERGE (an initial load).
+    """
     columns = [f.name for f in row_struct.fields]
     path = target.table_path(table)
     ops = expand(rows, keys, columns)
@@ -275,26 +289,40 @@ def apply_keyed(
             f"ELSE s.{T.quote(c)} END"
             for c in columns
         }
-        delta = DeltaTable.forPath(spark, path)
-        with txn("merge"):
-            merged = (
-                delta.alias("t")
-                .merge(joined.alias("s"), _key_match(keys, "t", "s"))
-                .whenMatchedDelete(
-                    condition=f"s._kind = '{DELETE}' AND s.position > t.{POSITION_COL}"
-                )
-                .whenMatchedUpdate(
-                    condition=f"s._kind = '{UPSERT}' AND s.position > t.{POSITION_COL}",
-                    set={**update_set, **meta_set},
-                )
-                .whenNotMatchedInsert(
-                    condition=f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)",
-                    values={**{T.quote(c): f"s.{T.quote(c)}" for c in columns}, **meta_set},
-                )
-                .execute()
-            )
-        ins, upd, dele = _merge_counts(merged)
+        live = f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)"
         n_source = source.count()
+        if empty:
+            inserts = (
+                joined.alias("s")
+                .filter(live)
+                .select(
+                    *[F.col(f"s.{T.quote(c)}").alias(c) for c in columns],
+                    *[F.col(v).alias(k) for k, v in meta_set.items()],
+                )
+            )
+            ins, upd, dele = inserts.count(), 0, 0
+            with txn("merge"):
+                inserts.write.format("delta").mode("append").save(path)
+        else:
+            delta = DeltaTable.forPath(spark, path)
+            with txn("merge"):
+                merged = (
+                    delta.alias("t")
+                    .merge(joined.alias("s"), _key_match(keys, "t", "s"))
+                    .whenMatchedDelete(
+                        condition=f"s._kind = '{DELETE}' AND s.position > t.{POSITION_COL}"
+                    )
+                    .whenMatchedUpdate(
+                        condition=f"s._kind = '{UPSERT}' AND s.position > t.{POSITION_COL}",
+                        set={**update_set, **meta_set},
+                    )
+                    .whenNotMatchedInsert(
+                        condition=live,
+                        values={**{T.quote(c): f"s.{T.quote(c)}" for c in columns}, **meta_set},
+                    )
+                    .execute()
+                )
+            ins, upd, dele = _merge_counts(merged)
         result.inserted += ins
         result.updated += upd
         result.deleted += dele

@@ -149,7 +149,8 @@ def sync_table(
     table = DeltaTable.forPath(spark, path)
     existing = {f.name.lower() for f in table.toDF().schema.fields}
     new = [f for f in schema.fields if f.name.lower() not in existing]
-    backfill = {f.name: defaults[f.name] for f in new if f.name in (defaults or {})}
+    known = defaults or {}
+    backfill = {f.name: known[f.name] for f in new if f.name in known}
     if new:
         if backfill:
             # remembered before the column exists, so that a crash between adding the column and
@@ -193,7 +194,9 @@ def finish_backfill(spark: SparkSession, path: str, table: DeltaTable) -> None:
                 for c, v in values.items()
             },
         )
-    spark.sql(f"ALTER TABLE delta.{quote(path)} UNSET TBLPROPERTIES IF EXISTS ('{BACKFILL_PROPERTY}')")
+    spark.sql(
+        f"ALTER TABLE delta.{quote(path)} UNSET TBLPROPERTIES IF EXISTS ('{BACKFILL_PROPERTY}')"
+    )
     _PROPS.get(path, {}).pop(BACKFILL_PROPERTY, None)
 
 
@@ -221,9 +224,7 @@ def cached_properties(spark: SparkSession, path: str) -> dict[str, str]:
     """The table's properties, read once per process (cdclake is the table's only writer, and
     it keeps this cache current with what it sets)."""
     if path not in _PROPS:
-        _PROPS[path] = (
-            table_properties(spark, path) if DeltaTable.isDeltaTable(spark, path) else {}
-        )
+        _PROPS[path] = table_properties(spark, path) if DeltaTable.isDeltaTable(spark, path) else {}
     return _PROPS[path]
 
 
