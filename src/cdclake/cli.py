@@ -18,8 +18,11 @@ if TYPE_CHECKING:
     from cdclake.apply.batch import BatchResult
     from cdclake.config import ApplyConfig
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
-                  help="Land database change streams in Delta Lake tables with Apache Spark.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Land database change streams in Delta Lake tables with Apache Spark.",
+)
 # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
 console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, soft_wrap=True)
@@ -124,6 +127,7 @@ def apply(
         if config.kafka_bootstrap is not None:
             result = _run_kafka(spark, config)
         elif config.stream:
+
             def progress(batch_id: int, r: object) -> None:
                 from cdclake.report import reconciliation
 
@@ -154,8 +158,11 @@ def _run_kafka(spark: SparkSession, config: ApplyConfig) -> BatchResult:
     from cdclake.streaming import run_kafka
 
     what = config.topic_pattern or ", ".join(config.topics)
-    console.print(f"streaming {what} from {config.kafka_bootstrap} "
-                  f"(checkpoint {config.checkpoint})", soft_wrap=True, highlight=False)
+    console.print(
+        f"streaming {what} from {config.kafka_bootstrap} (checkpoint {config.checkpoint})",
+        soft_wrap=True,
+        highlight=False,
+    )
     return run_kafka(
         spark, config, lambda m: console.print(progress_line(m), soft_wrap=True, highlight=False)
     )

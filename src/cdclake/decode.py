@@ -189,9 +189,21 @@ def row_struct(specs: Sequence[ColumnSpec]) -> StructType:
     return StructType([StructField(s.name, s.data_type, True) for s in specs])
 
 
-def _typed_image(text: Column, specs: Sequence[ColumnSpec]) -> tuple[Column, Column, Column]:
-    """JSON text of a row image -> (variant of typed values, error, unavailable columns)."""
-    raw = F.from_json(text, StructType([StructField(s.name, StringType()) for s in specs]))
+def _text_struct(specs: Sequence[ColumnSpec]) -> StructType:
+    """A row image read as raw text per column (what converters take)."""
+    return StructType([StructField(s.name, StringType()) for s in specs])
+
+
+def _typed_image(
+    text: Column, specs: Sequence[ColumnSpec], raw: Column | None = None
+) -> tuple[Column, Column, Column]:
+    """JSON text of a row image -> (variant of typed values, error, unavailable columns).
+
+    ``raw``: the image already parsed with :func:`_text_struct` (a column of its own, so that
+    the many references below do not parse the text again).
+    """
+    if raw is None:
+        raw = F.from_json(text, _text_struct(specs))
     values, errors, unavailable = [], [], []
     for s in specs:
         cell = raw[s.name]
@@ -273,28 +285,19 @@ def _row_schema(specs: Sequence[ColumnSpec]) -> Column:
     )
 
 
-def _typed_group(env: DataFrame, specs: Sequence[ColumnSpec]) -> DataFrame:
-    before, before_err, _ = _typed_image(F.col("before_text"), specs)
-    after, after_err, unavailable = _typed_image(F.col("after_text"), specs)
-    error = F.coalesce(after_err, before_err, _key_error(specs), _identity_error())
-    return env.select(
-        *[F.col(c) for c in ("table", "op", "key_columns", "key_source")],
-        before.alias("before"),
-        after.alias("after"),
-        _row_schema(specs).alias("row_schema"),
-        unavailable.alias("unavailable"),
-        *[F.col(c) for c in ("position", "seq", "source_ts", "lineage", "raw", "detail", "meta")],
-        error.alias("error"),
-    )
-
-
-def _untyped(env: DataFrame) -> DataFrame:
-    return env.select(
-        *[
-            F.col(f.name) if f.name in env.columns else F.lit(None).cast(f.dataType).alias(f.name)
-            for f in CHANGE_SCHEMA.fields
-        ]
-    )
+def _typed_columns(
+    specs: Sequence[ColumnSpec], before_raw: Column | None = None, after_raw: Column | None = None
+) -> dict[str, Column]:
+    """The typed columns of a change whose images have these columns."""
+    before, before_err, _ = _typed_image(F.col("before_text"), specs, before_raw)
+    after, after_err, unavailable = _typed_image(F.col("after_text"), specs, after_raw)
+    return {
+        "before": before,
+        "after": after,
+        "row_schema": _row_schema(specs),
+        "unavailable": unavailable,
+        "error": F.coalesce(after_err, before_err, _key_error(specs), _identity_error()),
+    }
 
 
 TableKeys = Callable[[str], tuple[str, ...] | None]
@@ -354,30 +357,50 @@ def type_changes(
     imageless = F.when(
         no_image & (F.col("op") == Op.DELETE) & (F.size("key_columns") == 0), NO_IDENTITY
     ).when(no_image, F.concat(F.lit("an "), F.col("op"), F.lit(" without a row image")))
-    parts = [_untyped(env.filter(~typable).withColumn("error", F.coalesce("error", imageless)))]
-    for g in groups:
-        fmt = formats.get(g[_FORMAT])
+    # One projection types every group: each row finds its group once (``_group``), and each
+    # output column picks that group's expression. A union of one filtered copy per group would
+    # scan the envelopes once per group.
+    group = F.lit(None).cast("int")
+    for i, g in reversed(list(enumerate(groups))):
         in_group = (
             (F.col(_FORMAT) == g[_FORMAT])
             & (F.col("table") == g["table"])
             & F.col("schema_token").eqNullSafe(g["schema_token"])
         )
-        rows = env.filter(typable & in_group)
+        group = F.when(typable & in_group, F.lit(i)).otherwise(group)
+    out: dict[str, Column] = {
+        f.name: F.col(f.name) if f.name in env.columns else F.lit(None).cast(f.dataType)
+        for f in CHANGE_SCHEMA.fields
+    }
+    out["error"] = F.coalesce(F.col("error"), imageless)
+    parsed: dict[str, Column] = {}  # each group's images parsed once, in a projection of its own
+    for i, g in enumerate(groups):
+        fmt = formats.get(g[_FORMAT])
+        mine = F.col("_group") == i
         if not g["keyed"] and (keys := table_keys(g["table"])):
             # no key in the message or the configuration: the CREATE TABLE seen earlier names it
-            rows = rows.withColumns(
-                {
-                    "key_columns": F.array(*map(F.lit, keys)),
-                    "key_source": F.lit(KeySource.DDL),
-                }
+            out["key_columns"] = F.when(mine, F.array(*map(F.lit, keys))).otherwise(
+                out["key_columns"]
             )
+            out["key_source"] = F.when(mine, F.lit(KeySource.DDL)).otherwise(out["key_source"])
         try:
             specs = _specs_for(fmt, g["table"], g["schema_token"], options, table_schemas, inferred)
         except DecodeError as e:
-            parts.append(_untyped(rows.withColumn("error", F.lit(str(e)))))
+            out["error"] = F.when(mine, F.lit(str(e))).otherwise(out["error"])
             continue
-        parts.append(_typed_group(rows, specs))
-    return reduce(DataFrame.unionByName, parts)
+        for image in ("before", "after"):
+            parsed[f"_{image}{i}"] = F.when(
+                mine, F.from_json(F.col(f"{image}_text"), _text_struct(specs))
+            )
+        typed_columns = _typed_columns(specs, F.col(f"_before{i}"), F.col(f"_after{i}"))
+        for name, typed in typed_columns.items():
+            out[name] = F.when(mine, typed).otherwise(out[name])
+    staged = env.withColumn("_group", group)
+    if parsed:
+        staged = staged.withColumns(parsed)
+    return staged.select(
+        *[out[f.name].cast(f.dataType).alias(f.name) for f in CHANGE_SCHEMA.fields]
+    )
 
 
 def decode(

@@ -60,9 +60,7 @@ def apply_raw(
         messages = raw.count()
         options = config.decode_options()
         env = decode_envelopes(raw, config.format, options)
-        ddl = apply_ddl_records(
-            env, target, config.ddl_policy(), Txn(spark, app_id, batch_id)
-        )
+        ddl = apply_ddl_records(env, target, config.ddl_policy(), Txn(spark, app_id, batch_id))
         changes = type_changes(
             mark_errors(env, ddl.errors),
             options,

@@ -54,29 +54,26 @@ def list_files(paths: Iterable[str | Path]) -> list[str]:
     return files
 
 
-def _record_or_bare(line: Column) -> dict[str, Column]:
-    """Key, value and headers of one input line, whether a record object or a bare value."""
-    keys = F.json_object_keys(line)
+def raw_from_lines_df(lines: DataFrame) -> DataFrame:
+    """``lines`` with columns ``line`` and ``lineage`` -> raw records.
+
+    A line is a record object when its top-level keys include ``value`` and are all among
+    :data:`RECORD_FIELDS`. Each step is its own projection so that Spark reads the keys once and
+    parses a record object once (in one projection the optimizer splits ``from_json`` into one
+    parse per field it extracts).
+    """
+    keys = lines.withColumn("_keys", F.json_object_keys(F.col("line")))
     is_record = F.coalesce(
-        F.array_contains(keys, "value")
-        & (F.size(F.array_except(keys, F.array(*map(F.lit, RECORD_FIELDS)))) == 0),
+        F.array_contains("_keys", "value")
+        & (F.size(F.array_except("_keys", F.array(*map(F.lit, RECORD_FIELDS)))) == 0),
         F.lit(False),
     )
-    rec = F.from_json(line, _RECORD_SCHEMA)
-    return {
-        "key": F.when(is_record, rec["key"]),
-        "value": F.when(is_record, rec["value"]).otherwise(line),
-        "headers": F.when(is_record, rec["headers"]),
-    }
-
-
-def raw_from_lines_df(lines: DataFrame) -> DataFrame:
-    """``lines`` with columns ``line`` and ``lineage`` -> raw records."""
-    parts = _record_or_bare(F.col("line"))
-    return lines.select(
-        parts["key"].alias("key"),
-        parts["value"].alias("value"),
-        parts["headers"].alias("headers"),
+    parsed = keys.withColumn("_rec", F.when(is_record, F.from_json(F.col("line"), _RECORD_SCHEMA)))
+    rec = F.col("_rec")
+    return parsed.select(
+        rec["key"].alias("key"),
+        F.when(rec.isNotNull(), rec["value"]).otherwise(F.col("line")).alias("value"),
+        rec["headers"].alias("headers"),
         F.col("lineage").cast(RAW_SCHEMA["lineage"].dataType).alias("lineage"),
         F.col("line").alias("raw"),
     )

@@ -178,8 +178,14 @@ def _lookup(mapping: dict[str, str]) -> Column:
     return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
 
 
-def _key_columns(key: Column) -> Column:
-    parsed = F.from_json(key, "schema STRING, payload STRING")
+def _parsed_key(key: Column) -> Column:
+    """The record key read once as ``schema``/``payload`` text (its own column: see
+    :func:`_key_columns`)."""
+    return F.when(key.isNotNull(), F.from_json(key, "schema STRING, payload STRING"))
+
+
+def _key_columns(key: Column, parsed: Column) -> Column:
+    """The key's column names, from the payload of a key with a schema, else the key itself."""
     payload = F.when(
         parsed["schema"].isNotNull() & parsed["payload"].isNotNull(), parsed["payload"]
     ).otherwise(key)
@@ -206,7 +212,7 @@ class DebeziumFormat(Format):
         return op.isin(*OPS) | status.isin(*TRANSACTION_STATUS) | schema_change
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = parse_value(raw, _VALUE)
+        parsed = parse_value(raw, _VALUE).withColumn("_key", _parsed_key(F.col("key")))
         v = F.col("_v")
         enveloped = v["payload"].isNotNull()
         body = {
@@ -284,7 +290,7 @@ class DebeziumFormat(Format):
             parsed,
             table=table,
             op=op,
-            key_columns=F.when(record_key, _key_columns(F.col("key"))).otherwise(
+            key_columns=F.when(record_key, _key_columns(F.col("key"), F.col("_key"))).otherwise(
                 F.array().cast("array<string>")
             ),
             key_source=F.when(record_key, F.lit(KeySource.RECORD_KEY)).otherwise(
