@@ -165,6 +165,7 @@ def build(results: list[Measurement], profile: dict[str, GroupStat],
             "events": args.events, "table_sizes": args.table_sizes,
             "merge_batch": args.merge_batch, "repeat": args.repeat, "smoke": args.smoke,
             "keys": "events / 10", "seed": args.seed, "wall_seconds": round(wall, 1),
+            "deletion_vectors": args.deletion_vectors,
         },
         "machine": machine(),
         "targets": tg,
@@ -190,9 +191,10 @@ def markdown(s: dict[str, Any]) -> str:
         f"pyspark {m['pyspark']}, delta-spark {m['delta_spark']} ({m['delta_jar']}), "
         f"master {m['spark_master']}, driver memory {m['driver_memory']}; load average "
         f"{' '.join(m.get('loadavg_at_start', []))} at start, "
-        f"{' '.join(m.get('loadavg_at_end', []))} at end (other Spark test suites were running).",
+        f"{' '.join(m.get('loadavg_at_end', []))} at end.",
         f"Settings: events {st['events']}, keys = events/10, MERGE tables {st['table_sizes']} "
         f"with a {st['merge_batch']:,}-change batch, {st['repeat']} repeat(s), seed {st['seed']};"
+        f" deletion vectors {'on' if st.get('deletion_vectors') else 'off'} in every table;"
         f" run took {st['wall_seconds']:.0f} s.",
         "",
         "## Results",

@@ -55,6 +55,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--publish", action=argparse.BooleanOptionalAction, default=None,
                    help="copy the report to bench/results/latest.* (default: yes unless --smoke)")
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--deletion-vectors", action=argparse.BooleanOptionalAction, default=True,
+                   help="create every table (cdclake's and the recipe's) with deletion vectors, "
+                   "the setting for MERGE into large tables (default: on; cdclake's own default "
+                   "is off, see CDCLAKE_DELETION_VECTORS)")
     a = p.parse_args(argv)
     if a.smoke:
         a.events, a.table_sizes, a.merge_batch, a.repeat = [2000], [2000, 10**4], 500, 1
@@ -307,6 +311,7 @@ class Bench:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     os.environ.setdefault("CDCLAKE_SPARK_LOG_LEVEL", "ERROR")
+    os.environ["CDCLAKE_DELETION_VECTORS"] = "true" if args.deletion_vectors else "false"
     bench = Bench(args)
     summary = bench.run()
     report.write(summary, bench.out, BENCH / "results" if args.publish else None)

@@ -9,6 +9,7 @@ timed.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -80,7 +81,9 @@ def create_recipe_table(spark: SparkSession, path: Path) -> DeltaTable:
         DeltaTable.createIfNotExists(spark)
         .location(str(path))
         .addColumns(spark.createDataFrame([], RECIPE_SCHEMA).schema)
-        .property("delta.enableDeletionVectors", "true")
+        .property(
+            "delta.enableDeletionVectors", os.environ.get("CDCLAKE_DELETION_VECTORS", "false")
+        )
         .execute()
     )
 

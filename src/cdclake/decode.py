@@ -73,18 +73,25 @@ def text_spec(name: str, data_type: DataType) -> ColumnSpec:
     return ColumnSpec(name, data_type, convert, data_type.simpleString())
 
 
-def envelopes(raw: DataFrame, format_name: str, options: DecodeOptions) -> DataFrame:
-    """Raw records -> envelopes of one format, or of every format detected (``auto``)."""
+def envelopes(
+    raw: DataFrame, format_name: str, options: DecodeOptions
+) -> tuple[DataFrame, DataFrame | None]:
+    """Raw records -> envelopes of one format, or of every format detected (``auto``).
+
+    With ``auto`` the raw records tagged with their format are persisted (each format's
+    envelope reads its slice of them) and returned second, for the caller to release once the
+    envelopes are materialized.
+    """
     if format_name != formats.AUTO:
         fmt = formats.get(format_name)
-        return fmt.envelope(raw, options).withColumn(_FORMAT, F.lit(fmt.name))
+        return fmt.envelope(raw, options).withColumn(_FORMAT, F.lit(fmt.name)), None
     fmts = formats.all_formats()
     detected = F.lit(None).cast("string")
     for fmt in reversed(fmts):
         detected = F.when(fmt.detect(F.col("value")), F.lit(fmt.name)).otherwise(detected)
     tagged = raw.withColumn(
         _FORMAT, F.when(F.col("value").isNull(), F.lit(fmts[0].name)).otherwise(detected)
-    )
+    ).persist(StorageLevel.MEMORY_AND_DISK)
     parts = [
         fmt.envelope(tagged.filter(F.col(_FORMAT) == fmt.name), options).withColumn(
             _FORMAT, F.lit(fmt.name)
@@ -101,7 +108,7 @@ def envelopes(raw: DataFrame, format_name: str, options: DecodeOptions) -> DataF
             F.lit(None).cast("string").alias(_FORMAT),
         )
     )
-    return reduce(DataFrame.unionByName, parts, unknown.select(*parts[0].columns))
+    return reduce(DataFrame.unionByName, parts, unknown.select(*parts[0].columns)), tagged
 
 
 def _configured_keys(env: DataFrame, options: DecodeOptions) -> DataFrame:
@@ -313,8 +320,12 @@ def decode_envelopes(
 ) -> DataFrame:
     """Raw records -> envelopes (persisted: typing and DDL handling read them again)."""
     options = options or DecodeOptions()
-    env = _configured_keys(envelopes(raw, format_name, options), options)
-    return env.persist(StorageLevel.MEMORY_AND_DISK)
+    env, tagged = envelopes(raw, format_name, options)
+    env = _configured_keys(env, options).persist(StorageLevel.MEMORY_AND_DISK)
+    if tagged is not None:
+        env.count()  # materialize the envelopes, then release the tagged raw records
+        tagged.unpersist()
+    return env
 
 
 def mark_errors(env: DataFrame, errors: dict[tuple[object, ...], str]) -> DataFrame:

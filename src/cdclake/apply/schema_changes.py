@@ -313,6 +313,7 @@ class DdlApplier:
             )
         for p in (path, self.target.tombstone_path(ident)):
             shutil.rmtree(p, ignore_errors=True)
+        T.forget(path)
         return DdlOutcome(ident, "drop table", "applied", "Delta table folder deleted")
 
     def _RenameTable(self, a: sql.RenameTable, db: str | None, pos: list[int]) -> DdlOutcome:
@@ -325,6 +326,7 @@ class DdlApplier:
         if Path(new_path).exists():
             return DdlOutcome(old, "rename table", "skipped", f"{new} already has a table")
         Path(old_path).rename(new_path)
+        T.forget(old_path, new_path)
         tomb = Path(self.target.tombstone_path(old))
         if tomb.exists():
             tomb.rename(self.target.tombstone_path(new))

@@ -228,6 +228,12 @@ def cached_properties(spark: SparkSession, path: str) -> dict[str, str]:
     return _PROPS[path]
 
 
+def forget(*paths: str) -> None:
+    """Drop cached properties of tables whose folder was deleted or moved."""
+    for path in paths:
+        _PROPS.pop(path, None)
+
+
 def truncate_position(spark: SparkSession, path: str) -> list[int] | None:
     """The newest truncate applied to the table."""
     return position_from_text(cached_properties(spark, path).get(TRUNCATE_PROPERTY))
