@@ -22,6 +22,7 @@ class JobStat:
     tasks: int = 0
     task_seconds: float = 0.0
     result_bytes: int = 0
+    result_tasks: int = 0
 
 
 @dataclass
@@ -43,6 +44,7 @@ class GroupStat:
             "job_seconds": round(sum(j.seconds for j in self.jobs), 3),
             "task_seconds": round(sum(j.task_seconds for j in self.jobs), 3),
             "result_bytes_to_driver": self.result_bytes,
+            "result_tasks": sum(j.result_tasks for j in self.jobs),
             "max_job_result_bytes": max((j.result_bytes for j in self.jobs), default=0),
             "slowest_jobs": [
                 {"job": j.job_id, "s": round(j.seconds, 3), "tasks": j.tasks, "call": j.name}
@@ -109,5 +111,6 @@ def _parse_file(path: Path, groups: dict[str, GroupStat]) -> None:
                 stat = JobStat(
                     jid, name, (ev.get("Completion Time", start) - start) / 1000.0, len(ts),
                     sum(t[0] for t in ts), sum(t[1] for t in ts if t[2]),
+                    sum(1 for t in ts if t[2]),
                 )
                 groups.setdefault(job_group[jid], GroupStat(job_group[jid])).jobs.append(stat)

@@ -123,10 +123,13 @@ def _driver_growth(rows: list[dict[str, Any]], fmt: str,
     if not a or not b or not a.get("profile") or not b.get("profile") or lo == hi:
         return name, fmt, None, "flat in N", None, "needs two event counts"
     ba, bb = a["profile"]["result_bytes_to_driver"], b["profile"]["result_bytes_to_driver"]
-    growth = round(bb / max(ba, 1), 2)
-    note = (f"result bytes to driver {ba:,} at {lo:,} events, {bb:,} at {hi:,} events "
-            f"(x{hi // lo} data); JVM heap peak {a['peak_mb'].get('jvm_heap')} -> "
-            f"{b['peak_mb'].get('jvm_heap')} MB")
+    # every task's result carries its metrics (a few KB), and a larger input has more splits:
+    # what must not grow with the data is what each result task sends
+    ta, tb = a["profile"].get("result_tasks") or 1, b["profile"].get("result_tasks") or 1
+    growth = round((bb / tb) / max(ba / ta, 1), 2)
+    note = (f"result bytes to driver {ba:,} in {ta} result tasks at {lo:,} events, {bb:,} in "
+            f"{tb} at {hi:,} events (x{hi // lo} data); value: growth of bytes per result task; "
+            f"JVM heap peak {a['peak_mb'].get('jvm_heap')} -> {b['peak_mb'].get('jvm_heap')} MB")
     return name, fmt, growth, f"growth << x{hi // lo}", growth <= 2, note
 
 

@@ -166,7 +166,7 @@ class Bench:
         return ident, Target(str(lake)).table_path(ident)
 
     def base_table(self, fmt: str, rows: int, probe_path: str) -> Path:
-        path = self.out / "tables" / f"{fmt}-cdclake-{rows}"
+        path = self.out / "tables" / f"{fmt}-cdclake-{rows}{self.dv_suffix}"
         if not (path / "_delta_log").exists():
             t0 = time.perf_counter()
             tables.remove(path)
@@ -174,8 +174,13 @@ class Bench:
             log(f"built {fmt} base table of {rows:,} rows in {time.perf_counter() - t0:.1f}s")
         return path
 
+    @property
+    def dv_suffix(self) -> str:
+        """Cached base tables differ with the deletion-vector setting they were built with."""
+        return "-dv" if self.args.deletion_vectors else ""
+
     def recipe_table(self, rows: int) -> Path:
-        path = self.out / "tables" / f"recipe-{rows}"
+        path = self.out / "tables" / f"recipe-{rows}{self.dv_suffix}"
         if not (path / "_delta_log").exists():
             t0 = time.perf_counter()
             tables.remove(path)
