@@ -42,9 +42,16 @@ def events(tmp_path: Path) -> Path:
     return d
 
 
+def _apply(source: Path, target: Path, *options: str):  # type: ignore[no-untyped-def]
+    """``cdclake apply --input SOURCE --target TARGET [OPTIONS]``."""
+    return CliRunner().invoke(
+        app, ["apply", "--input", str(source), "--target", str(target), *options]
+    )
+
+
 def test_apply_prints_a_summary_and_writes_tables(spark, events, tmp_path):
     target = tmp_path / "lake"
-    res = CliRunner().invoke(app, ["apply", "--input", str(events), "--target", str(target)])
+    res = _apply(events, target)
     assert res.exit_code == 0, res.output
     out = res.output
     assert T in out
@@ -59,7 +66,7 @@ def test_tables_read_back_with_delta_rs(spark, events, tmp_path):
     from deltalake import DeltaTable
 
     target = tmp_path / "lake"
-    res = CliRunner().invoke(app, ["apply", "--input", str(events), "--target", str(target)])
+    res = _apply(events, target)
     assert res.exit_code == 0, res.output
     table = DeltaTable(str(target / T)).to_pyarrow_table().to_pylist()
     assert [(r["id"], r["name"], r["qty"]) for r in table] == [(1, "a2", 3)]
@@ -67,42 +74,19 @@ def test_tables_read_back_with_delta_rs(spark, events, tmp_path):
 
 
 def test_fail_on_bad_input_names_file_and_line(events, tmp_path):
-    res = CliRunner().invoke(
-        app,
-        [
-            "apply",
-            "--input",
-            str(events),
-            "--target",
-            str(tmp_path / "lake"),
-            "--fail-on-bad-input",
-        ],
-    )
+    res = _apply(events, tmp_path / "lake", "--fail-on-bad-input")
     assert res.exit_code == 2
     assert f"bad input at {events / '001.jsonl'} line 3: not valid JSON" in res.output
 
 
 def test_bad_primary_key_option_is_a_clear_error(events, tmp_path):
-    res = CliRunner().invoke(
-        app,
-        [
-            "apply",
-            "--input",
-            str(events),
-            "--target",
-            str(tmp_path / "lake"),
-            "--primary-key",
-            "items",
-        ],
-    )
+    res = _apply(events, tmp_path / "lake", "--primary-key", "items")
     assert res.exit_code == 2
     assert "expected TABLE=COL[,COL]" in res.output
 
 
 def test_missing_input_is_a_clear_error(tmp_path):
-    res = CliRunner().invoke(
-        app, ["apply", "--input", str(tmp_path / "nope"), "--target", str(tmp_path / "lake")]
-    )
+    res = _apply(tmp_path / "nope", tmp_path / "lake")
     assert res.exit_code == 2
     assert "does not exist" in res.output
 

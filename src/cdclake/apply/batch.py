@@ -85,8 +85,9 @@ def _fill_defaults(
 ) -> Column:
     """An image written before a column existed gets the column's default, as the database
     gave that row when the column was added (``columns``: added by this batch)."""
+    names = {s: set(StructType.fromJson(json.loads(s)).fieldNames()) for s in schemas}
     for c in columns:
-        lacking = [s for s in schemas if c not in StructType.fromJson(json.loads(s)).fieldNames()]
+        lacking = [s for s in schemas if c not in names[s]]
         if c in defaults and c in row_struct.fieldNames() and lacking:
             value = T.typed_default(c, row_struct[c].dataType, defaults[c])
             image = image.withField(
