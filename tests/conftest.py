@@ -18,7 +18,6 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p
 )
 DATA = TESTS / "data"
-SEEDS = TESTS.parent.parent / "shared" / "seeds"
 
 
 @pytest.fixture(scope="session")

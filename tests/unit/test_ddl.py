@@ -32,7 +32,8 @@ from cdclake.ddl import (
 from cdclake.errors import ConfigError, DecodeError
 from cdclake.mysql_types import spark_type
 
-SEED = next((Path(__file__).resolve().parents[3] / "shared" / "seeds").glob("001_*.txt"))
+# seed 001 as published (../shared/seeds/001_*.txt), copied so the repository stands alone
+SEED = Path(__file__).resolve().parents[1] / "data" / "seeds" / "001_document.txt"
 T = TableName("db", "t")
 
 
