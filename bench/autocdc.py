@@ -80,12 +80,15 @@ class AutoCdc:
         schema = WIRE_FORMATS["debezium"].exact_schema
         t0 = time.perf_counter()
         graph = create_dataflow_graph(
-            cs, default_catalog=None, default_database="default",
+            cs,
+            default_catalog=None,
+            default_database="default",
             sql_conf={"spark.sql.pipelines.maxFlowRetryAttempts": "0"},
         )
         registry = SparkConnectGraphElementRegistry(cs, graph)
-        with graph_element_registration_context(registry), add_pipeline_analysis_context(
-            spark=cs, dataflow_graph_id=graph, flow_name=None
+        with (
+            graph_element_registration_context(registry),
+            add_pipeline_analysis_context(spark=cs, dataflow_graph_id=graph, flow_name=None),
         ):
 
             @dp.temporary_view(name=f"{name}_changes")
@@ -93,22 +96,40 @@ class AutoCdc:
                 p = CF.from_json(CF.col("value"), schema)["value"]["payload"]
                 row = CF.coalesce(p["after"], p["before"])
                 src = p["source"]
-                return cs.readStream.format("text").load(str(data_dir)).select(
-                    row["id"].alias("id"), row["first_name"].alias("first_name"),
-                    row["last_name"].alias("last_name"), row["email"].alias("email"),
-                    p["op"].alias("op"),
-                    CF.struct(src["commit_lsn"], src["change_lsn"],
-                              src["event_serial_no"]).alias("seq"),
+                return (
+                    cs.readStream.format("text")
+                    .load(str(data_dir))
+                    .select(
+                        row["id"].alias("id"),
+                        row["first_name"].alias("first_name"),
+                        row["last_name"].alias("last_name"),
+                        row["email"].alias("email"),
+                        p["op"].alias("op"),
+                        CF.struct(
+                            src["commit_lsn"], src["change_lsn"], src["event_serial_no"]
+                        ).alias("seq"),
+                    )
                 )
 
             dp.create_streaming_table(name, format="delta")
             dp.create_auto_cdc_flow(
-                target=name, source=f"{name}_changes", keys=["id"], sequence_by="seq",
-                apply_as_deletes="op = 'd'", except_column_list=["op", "seq"],
+                target=name,
+                source=f"{name}_changes",
+                keys=["id"],
+                sequence_by="seq",
+                apply_as_deletes="op = 'd'",
+                except_column_list=["op", "seq"],
                 stored_as_scd_type=1,
             )
-        events = start_run(cs, graph, full_refresh=[], full_refresh_all=True, refresh=[],
-                           dry=False, storage=(self.storage / name).absolute().as_uri())
+        events = start_run(
+            cs,
+            graph,
+            full_refresh=[],
+            full_refresh_all=True,
+            refresh=[],
+            dry=False,
+            storage=(self.storage / name).absolute().as_uri(),
+        )
         handle_pipeline_events(events)
         return time.perf_counter() - t0
 

@@ -91,8 +91,14 @@ def _parse_debezium(line: str) -> tuple[object, ...] | None:
     row = p["after"] if p["after"] is not None else p["before"]
     src = p["source"]
     return (
-        p["op"], row["id"], row["first_name"], row["last_name"], row["email"],
-        src["commit_lsn"], src["change_lsn"], int(src["event_serial_no"] or 0),
+        p["op"],
+        row["id"],
+        row["first_name"],
+        row["last_name"],
+        row["email"],
+        src["commit_lsn"],
+        src["change_lsn"],
+        int(src["event_serial_no"] or 0),
     )
 
 
@@ -114,8 +120,9 @@ def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True
             table.alias("t")
             .merge(latest.alias("s"), "t.id = s.id")
             .whenMatchedDelete(condition=f"s.op = 'd' AND {newer}")
-            .whenMatchedUpdate(condition=f"s.op != 'd' AND {newer}",
-                               set={c: f"s.{c}" for c in cols})
+            .whenMatchedUpdate(
+                condition=f"s.op != 'd' AND {newer}", set={c: f"s.{c}" for c in cols}
+            )
             .whenNotMatchedInsert(condition="s.op != 'd'", values={c: f"s.{c}" for c in cols})
             .execute()
         )
@@ -125,4 +132,3 @@ def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True
 
 def rows_of(spark: SparkSession, path: Path) -> int:
     return DeltaTable.forPath(spark, str(path)).toDF().count() if path.exists() else 0
-

@@ -66,26 +66,50 @@ def _field(t: str, name: str, optional: bool = False) -> dict[str, object]:
     return {"type": t, "optional": optional, "field": name}
 
 
-_ROW_FIELDS = [_field("int32", "id"), _field("string", "first_name"),
-               _field("string", "last_name"), _field("string", "email")]
+_ROW_FIELDS = [
+    _field("int32", "id"),
+    _field("string", "first_name"),
+    _field("string", "last_name"),
+    _field("string", "email"),
+]
 _SOURCE_FIELDS = [
-    _field("string", "version"), _field("string", "connector"), _field("string", "name"),
+    _field("string", "version"),
+    _field("string", "connector"),
+    _field("string", "name"),
     _field("int64", "ts_ms"),
     {"type": "boolean", "optional": True, "default": False, "field": "snapshot"},
-    _field("string", "db"), _field("string", "schema"), _field("string", "table"),
-    _field("string", "change_lsn", True), _field("string", "commit_lsn", True),
+    _field("string", "db"),
+    _field("string", "schema"),
+    _field("string", "table"),
+    _field("string", "change_lsn", True),
+    _field("string", "commit_lsn", True),
     _field("int64", "event_serial_no", True),
 ]
 DEBEZIUM_SCHEMA = json.dumps(
     {
         "type": "struct",
         "fields": [
-            {"type": "struct", "fields": _ROW_FIELDS, "optional": True,
-             "name": "server1.dbo.customers.Value", "field": "before"},
-            {"type": "struct", "fields": _ROW_FIELDS, "optional": True,
-             "name": "server1.dbo.customers.Value", "field": "after"},
-            {"type": "struct", "fields": _SOURCE_FIELDS, "optional": False,
-             "name": "io.debezium.connector.sqlserver.Source", "field": "source"},
+            {
+                "type": "struct",
+                "fields": _ROW_FIELDS,
+                "optional": True,
+                "name": "server1.dbo.customers.Value",
+                "field": "before",
+            },
+            {
+                "type": "struct",
+                "fields": _ROW_FIELDS,
+                "optional": True,
+                "name": "server1.dbo.customers.Value",
+                "field": "after",
+            },
+            {
+                "type": "struct",
+                "fields": _SOURCE_FIELDS,
+                "optional": False,
+                "name": "io.debezium.connector.sqlserver.Source",
+                "field": "source",
+            },
             _field("string", "op"),
             _field("int64", "ts_ms", True),
         ],
@@ -97,8 +121,12 @@ DEBEZIUM_SCHEMA = json.dumps(
 
 
 DEBEZIUM_KEY_SCHEMA = json.dumps(
-    {"type": "struct", "fields": [_field("int32", "id")], "optional": False,
-     "name": "server1.dbo.customers.Key"},
+    {
+        "type": "struct",
+        "fields": [_field("int32", "id")],
+        "optional": False,
+        "name": "server1.dbo.customers.Key",
+    },
     separators=(",", ":"),
 )
 
@@ -114,17 +142,29 @@ def debezium_line(e: Event, n: int) -> str:
         "before": e.before,
         "after": e.after,
         "source": {
-            "version": "2.7.3.Final", "connector": "sqlserver", "name": "server1",
-            "ts_ms": TS0 + e.i, "snapshot": False, "db": DB, "schema": SCHEMA, "table": TABLE,
-            "change_lsn": _lsn(e.i), "commit_lsn": _lsn(txn_end),
+            "version": "2.7.3.Final",
+            "connector": "sqlserver",
+            "name": "server1",
+            "ts_ms": TS0 + e.i,
+            "snapshot": False,
+            "db": DB,
+            "schema": SCHEMA,
+            "table": TABLE,
+            "change_lsn": _lsn(e.i),
+            "commit_lsn": _lsn(txn_end),
             "event_serial_no": 2 if e.op == "u" else 1,
         },
         "op": e.op,
         "ts_ms": TS0 + e.i + 3000,
     }
     key = '{"schema":' + DEBEZIUM_KEY_SCHEMA + ',"payload":{"id":' + str(row["id"]) + "}}"
-    value = '{"schema":' + DEBEZIUM_SCHEMA + ',"payload":' + json.dumps(
-        payload, separators=(",", ":")) + "}"
+    value = (
+        '{"schema":'
+        + DEBEZIUM_SCHEMA
+        + ',"payload":'
+        + json.dumps(payload, separators=(",", ":"))
+        + "}"
+    )
     return '{"key":' + key + ',"value":' + value + "}"
 
 
@@ -132,8 +172,12 @@ def _strings(row: dict[str, object] | None) -> dict[str, str] | None:
     return None if row is None else {k: str(v) for k, v in row.items()}
 
 
-_MYSQL_TYPES = {"id": "int(11)", "first_name": "varchar(255)", "last_name": "varchar(255)",
-                "email": "varchar(255)"}
+_MYSQL_TYPES = {
+    "id": "int(11)",
+    "first_name": "varchar(255)",
+    "last_name": "varchar(255)",
+    "email": "varchar(255)",
+}
 _SQL_TYPES = {"id": 4, "first_name": 12, "last_name": 12, "email": 12}
 _CANAL_TYPE = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
 
@@ -145,10 +189,19 @@ def canal_line(e: Event, n: int) -> str:
     if e.op == "u" and e.before is not None and e.after is not None:
         old = [{k: str(v) for k, v in e.before.items() if e.after[k] != v}]
     msg = {
-        "data": [_strings(row)], "database": DB, "es": (TS0 + e.i) // 1000 * 1000,
-        "id": e.i // 5 + 1, "isDdl": False, "mysqlType": _MYSQL_TYPES, "old": old,
-        "pkNames": ["id"], "sql": "", "sqlType": _SQL_TYPES, "table": TABLE,
-        "ts": TS0 + e.i + 3000, "type": _CANAL_TYPE[e.op],
+        "data": [_strings(row)],
+        "database": DB,
+        "es": (TS0 + e.i) // 1000 * 1000,
+        "id": e.i // 5 + 1,
+        "isDdl": False,
+        "mysqlType": _MYSQL_TYPES,
+        "old": old,
+        "pkNames": ["id"],
+        "sql": "",
+        "sqlType": _SQL_TYPES,
+        "table": TABLE,
+        "ts": TS0 + e.i + 3000,
+        "type": _CANAL_TYPE[e.op],
     }
     return json.dumps(msg, separators=(",", ":"))
 
@@ -159,16 +212,27 @@ _CKAFKA_TYPE = {"c": "I", "u": "U", "d": "D"}
 def ckafka_line(e: Event, n: int) -> str:
     """Tencent CKafka "Official Format I": strings, full before image, binlog file + pos."""
     msg = {
-        "BINLOG_NAME": "mysql-bin.000003", "BINLOG_POS": 154 + 100 * e.i, "DATABASE": DB,
-        "EVENT_SERVER_ID": None, "GLOBAL_ID": None, "GROUP_ID": None,
-        "NEW_VALUES": _strings(e.after), "OLD_VALUES": _strings(e.before), "TABLE": TABLE,
-        "TIME": "20240611015029", "TYPE": _CKAFKA_TYPE[e.op],
+        "BINLOG_NAME": "mysql-bin.000003",
+        "BINLOG_POS": 154 + 100 * e.i,
+        "DATABASE": DB,
+        "EVENT_SERVER_ID": None,
+        "GLOBAL_ID": None,
+        "GROUP_ID": None,
+        "NEW_VALUES": _strings(e.after),
+        "OLD_VALUES": _strings(e.before),
+        "TABLE": TABLE,
+        "TIME": "20240611015029",
+        "TYPE": _CKAFKA_TYPE[e.op],
     }
     return json.dumps(msg, separators=(",", ":"))
 
 
-_DW_COLUMNS = [{"name": "id", "type": "LONG"}, {"name": "first_name", "type": "STRING"},
-               {"name": "last_name", "type": "STRING"}, {"name": "email", "type": "STRING"}]
+_DW_COLUMNS = [
+    {"name": "id", "type": "LONG"},
+    {"name": "first_name", "type": "STRING"},
+    {"name": "last_name", "type": "STRING"},
+    {"name": "email", "type": "STRING"},
+]
 _DW_OP = {"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"}
 
 
@@ -176,16 +240,21 @@ def dataworks_line(e: Event, n: int) -> str:
     """Alibaba DataWorks sync-to-Kafka JSON, one record per update (before and after)."""
     msg = {
         "schema": {
-            "dataColumn": _DW_COLUMNS, "primaryKey": ["id"],
-            "source": {"dbType": "mysql", "dbVersion": "8.0.28", "dbName": DB,
-                       "tableName": TABLE},
+            "dataColumn": _DW_COLUMNS,
+            "primaryKey": ["id"],
+            "source": {"dbType": "mysql", "dbVersion": "8.0.28", "dbName": DB, "tableName": TABLE},
         },
         "payload": {
             "before": None if e.before is None else {"dataColumn": e.before},
             "after": None if e.after is None else {"dataColumn": e.after},
-            "sequenceId": str(1000000 + e.i), "scn": None, "op": _DW_OP[e.op],
-            "timestamp": {"eventTime": TS0 + e.i, "systemTime": TS0 + e.i + 5,
-                          "checkpointTime": TS0 + e.i},
+            "sequenceId": str(1000000 + e.i),
+            "scn": None,
+            "op": _DW_OP[e.op],
+            "timestamp": {
+                "eventTime": TS0 + e.i,
+                "systemTime": TS0 + e.i + 5,
+                "checkpointTime": TS0 + e.i,
+            },
             "ddl": None,
         },
         "version": "1.0.0",
@@ -214,17 +283,23 @@ class WireFormat:
 
 WIRE_FORMATS: dict[str, WireFormat] = {
     "debezium": WireFormat(
-        "debezium", debezium_line,
+        "debezium",
+        debezium_line,
         "key " + _DBZ_KEY + ", value STRUCT<"
         "`schema`: STRUCT<type: STRING, fields: ARRAY<STRUCT<type: STRING, fields: ARRAY<"
-        + _DBZ_FIELD + ">, optional: BOOLEAN, name: STRING, field: STRING>>, optional: BOOLEAN,"
-        " name: STRING>, payload: STRUCT<before: " + _ROW + ", after: " + _ROW
+        + _DBZ_FIELD
+        + ">, optional: BOOLEAN, name: STRING, field: STRING>>, optional: BOOLEAN,"
+        " name: STRING>, payload: STRUCT<before: "
+        + _ROW
+        + ", after: "
+        + _ROW
         + ", source: STRUCT<version: STRING, connector: STRING, name: STRING, ts_ms: BIGINT, "
         "snapshot: BOOLEAN, db: STRING, `schema`: STRING, `table`: STRING, change_lsn: STRING, "
         "commit_lsn: STRING, event_serial_no: BIGINT>, op: STRING, ts_ms: BIGINT>>",
     ),
     "canal": WireFormat(
-        "canal", canal_line,
+        "canal",
+        canal_line,
         "data ARRAY<" + _ROW_STR + ">, database STRING, es BIGINT, id BIGINT, isDdl BOOLEAN, "
         "mysqlType STRUCT<id: STRING, first_name: STRING, last_name: STRING, email: STRING>, "
         "old ARRAY<MAP<STRING, STRING>>, pkNames ARRAY<STRING>, `sql` STRING, "
@@ -232,17 +307,25 @@ WIRE_FORMATS: dict[str, WireFormat] = {
         "ts BIGINT, type STRING",
     ),
     "ckafka": WireFormat(
-        "ckafka", ckafka_line,
+        "ckafka",
+        ckafka_line,
         "BINLOG_NAME STRING, BINLOG_POS BIGINT, DATABASE STRING, EVENT_SERVER_ID STRING, "
-        "GLOBAL_ID STRING, GROUP_ID STRING, NEW_VALUES " + _ROW_STR + ", OLD_VALUES " + _ROW_STR
+        "GLOBAL_ID STRING, GROUP_ID STRING, NEW_VALUES "
+        + _ROW_STR
+        + ", OLD_VALUES "
+        + _ROW_STR
         + ", `TABLE` STRING, TIME STRING, TYPE STRING",
     ),
     "dataworks": WireFormat(
-        "dataworks", dataworks_line,
+        "dataworks",
+        dataworks_line,
         "`schema` STRUCT<dataColumn: ARRAY<STRUCT<name: STRING, type: STRING>>, "
         "primaryKey: ARRAY<STRING>, source: STRUCT<dbType: STRING, dbVersion: STRING, "
         "dbName: STRING, tableName: STRING>>, payload STRUCT<before: STRUCT<dataColumn: "
-        + _ROW_LONG + ">, after: STRUCT<dataColumn: " + _ROW_LONG + ">, sequenceId: STRING, "
+        + _ROW_LONG
+        + ">, after: STRUCT<dataColumn: "
+        + _ROW_LONG
+        + ">, sequenceId: STRING, "
         "scn: STRING, op: STRING, timestamp: STRUCT<eventTime: BIGINT, systemTime: BIGINT, "
         "checkpointTime: BIGINT>, ddl: STRUCT<text: STRING, ddlMeta: STRING>>, version STRING",
     ),

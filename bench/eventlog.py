@@ -109,8 +109,12 @@ def _parse_file(path: Path, groups: dict[str, GroupStat]) -> None:
                 start, name = job_start[jid]
                 ts = tasks.pop(jid, [])
                 stat = JobStat(
-                    jid, name, (ev.get("Completion Time", start) - start) / 1000.0, len(ts),
-                    sum(t[0] for t in ts), sum(t[1] for t in ts if t[2]),
+                    jid,
+                    name,
+                    (ev.get("Completion Time", start) - start) / 1000.0,
+                    len(ts),
+                    sum(t[0] for t in ts),
+                    sum(t[1] for t in ts if t[2]),
                     sum(1 for t in ts if t[2]),
                 )
                 groups.setdefault(job_group[jid], GroupStat(job_group[jid])).jobs.append(stat)

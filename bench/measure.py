@@ -134,11 +134,18 @@ class Measurement:
 
     def as_dict(self) -> dict[str, object]:
         return {
-            "contender": self.contender, "format": self.fmt, "events": self.events,
-            "table_rows": self.table_rows, "times_s": [round(t, 3) for t in self.times],
-            "min_s": _r(self.t_min), "median_s": _r(self.t_median),
+            "contender": self.contender,
+            "format": self.fmt,
+            "events": self.events,
+            "table_rows": self.table_rows,
+            "times_s": [round(t, 3) for t in self.times],
+            "min_s": _r(self.t_min),
+            "median_s": _r(self.t_median),
             "eps": None if self.eps is None else round(self.eps, 1),
-            "peak_mb": self.peaks, "status": self.status, "reason": self.reason, **self.extra,
+            "peak_mb": self.peaks,
+            "status": self.status,
+            "reason": self.reason,
+            **self.extra,
         }
 
 

@@ -35,7 +35,10 @@ def main(argv: list[str] | None = None) -> None:
     n, keys = a.events, max(a.events // 10, 1)
     src = data.write_events(
         BENCH / "out" / "data" / "debezium" / f"n{n}-k{keys}-s100-seed42" / "events.jsonl",
-        "debezium", n, keys, 100,
+        "debezium",
+        n,
+        keys,
+        100,
     )
     work = a.out.absolute()
     shutil.rmtree(work, ignore_errors=True)
@@ -70,15 +73,22 @@ def main(argv: list[str] | None = None) -> None:
         theirs = spark.read.format("delta").load(str(work / "recipe"))
         a_minus = mine.select(cols).exceptAll(theirs.select(cols)).count()
         b_minus = theirs.select(cols).exceptAll(mine.select(cols)).count()
-        console.log(f"tables: cdclake {mine.count():,} rows, recipe {theirs.count():,} rows, "
-                    f"differing {a_minus} / {b_minus}")
+        console.log(
+            f"tables: cdclake {mine.count():,} rows, recipe {theirs.count():,} rows, "
+            f"differing {a_minus} / {b_minus}"
+        )
     spark.stop()
     groups = eventlog.parse(work / "eventlog")
     summary = Table("contender", "seconds", "events/s", "jobs", "job seconds")
     for name, secs in times.items():
         g = groups.get(f"p/{n}/0/{name}/r0")
-        summary.add_row(name, f"{secs:.2f}", f"{n / secs:,.0f}", str(len(g.jobs) if g else 0),
-                        f"{sum(j.seconds for j in g.jobs):.2f}" if g else "-")
+        summary.add_row(
+            name,
+            f"{secs:.2f}",
+            f"{n / secs:,.0f}",
+            str(len(g.jobs) if g else 0),
+            f"{sum(j.seconds for j in g.jobs):.2f}" if g else "-",
+        )
     console.print(summary)
     g = groups.get(f"p/{n}/0/apply/r0")
     if g:

@@ -24,8 +24,9 @@ def machine() -> dict[str, object]:
         if line.startswith("MemTotal:"):
             mem_kb = int(line.split()[1])
     try:
-        java = subprocess.run(["java", "-version"], capture_output=True, text=True,
-                              check=False).stderr.splitlines()[0]
+        java = subprocess.run(
+            ["java", "-version"], capture_output=True, text=True, check=False
+        ).stderr.splitlines()[0]
     except (OSError, IndexError):
         java = "unknown"
     from cdclake import _spark
@@ -63,13 +64,21 @@ def _profile_for(m: Measurement, profile: dict[str, GroupStat]) -> dict[str, obj
     return g.as_dict() if g else None
 
 
-def _find(rows: list[dict[str, Any]], contender: str, fmt: str = HEAVY,
-          events: int | None = None, table_rows: int | None = None) -> dict[str, Any] | None:
+def _find(
+    rows: list[dict[str, Any]],
+    contender: str,
+    fmt: str = HEAVY,
+    events: int | None = None,
+    table_rows: int | None = None,
+) -> dict[str, Any] | None:
     for r in rows:
-        if (r["contender"] == contender and r["format"] == fmt
-                and (events is None or r["events"] == events)
-                and (table_rows is None or r["table_rows"] == table_rows)
-                and r["status"] == "ok"):
+        if (
+            r["contender"] == contender
+            and r["format"] == fmt
+            and (events is None or r["events"] == events)
+            and (table_rows is None or r["table_rows"] == table_rows)
+            and r["status"] == "ok"
+        ):
             return r
     return None
 
@@ -80,15 +89,26 @@ def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
     return round(a["eps"] / b["eps"], 3)
 
 
-def targets(rows: list[dict[str, Any]], args: argparse.Namespace,
-            fmts: list[str]) -> list[dict[str, Any]]:
+def targets(
+    rows: list[dict[str, Any]], args: argparse.Namespace, fmts: list[str]
+) -> list[dict[str, Any]]:
     n = max(args.events)
     out: list[dict[str, Any]] = []
 
-    def add(name: str, fmt: str, value: float | None, goal: str, ok: bool | None,
-            note: str = "") -> None:
-        out.append({"target": name, "format": fmt, "events": n, "value": value, "goal": goal,
-                    "met": ok, "note": note})
+    def add(
+        name: str, fmt: str, value: float | None, goal: str, ok: bool | None, note: str = ""
+    ) -> None:
+        out.append(
+            {
+                "target": name,
+                "format": fmt,
+                "events": n,
+                "value": value,
+                "goal": goal,
+                "met": ok,
+                "note": note,
+            }
+        )
 
     for fmt in fmts:
         r = _ratio(_find(rows, "decode", fmt, n), _find(rows, "floor-parse", fmt, n))
@@ -101,21 +121,33 @@ def targets(rows: list[dict[str, Any]], args: argparse.Namespace,
     auto = _find(rows, "autocdc", HEAVY, n)
     reason = next((r["reason"] for r in rows if r["contender"] == "autocdc" and r["reason"]), "")
     r = _ratio(_find(rows, "apply-existing", HEAVY, n), auto)
-    add("apply / AUTO CDC", HEAVY, r, ">= 1", None if r is None else r >= 1,
-        "" if auto else f"AUTO CDC did not run: {reason}")
+    add(
+        "apply / AUTO CDC",
+        HEAVY,
+        r,
+        ">= 1",
+        None if r is None else r >= 1,
+        "" if auto else f"AUTO CDC did not run: {reason}",
+    )
     sizes = sorted(args.table_sizes)
     lo = _find(rows, "merge-scaling", HEAVY, table_rows=sizes[0])
     hi = _find(rows, "merge-scaling", HEAVY, table_rows=sizes[-1])
     ratio = round(hi["median_s"] / lo["median_s"], 3) if lo and hi else None
-    add(f"MERGE {args.merge_batch:,} changes: time({sizes[-1]:,} rows) / time({sizes[0]:,})",
-        HEAVY, ratio, "<= 3", None if ratio is None else ratio <= 3)
+    add(
+        f"MERGE {args.merge_batch:,} changes: time({sizes[-1]:,} rows) / time({sizes[0]:,})",
+        HEAVY,
+        ratio,
+        "<= 3",
+        None if ratio is None else ratio <= 3,
+    )
     for fmt in fmts:
         add(*_driver_growth(rows, fmt, args.events))
     return out
 
 
-def _driver_growth(rows: list[dict[str, Any]], fmt: str,
-                   events: list[int]) -> tuple[str, str, float | None, str, bool | None, str]:
+def _driver_growth(
+    rows: list[dict[str, Any]], fmt: str, events: list[int]
+) -> tuple[str, str, float | None, str, bool | None, str]:
     """Bytes of task results sent to the driver by cdclake apply, smallest vs largest input."""
     name = "nothing proportional to the data collected to the driver"
     lo, hi = min(events), max(events)
@@ -127,21 +159,23 @@ def _driver_growth(rows: list[dict[str, Any]], fmt: str,
     # what must not grow with the data is what each result task sends
     ta, tb = a["profile"].get("result_tasks") or 1, b["profile"].get("result_tasks") or 1
     growth = round((bb / tb) / max(ba / ta, 1), 2)
-    note = (f"result bytes to driver {ba:,} in {ta} result tasks at {lo:,} events, {bb:,} in "
-            f"{tb} at {hi:,} events (x{hi // lo} data); value: growth of bytes per result task; "
-            f"JVM heap peak {a['peak_mb'].get('jvm_heap')} -> {b['peak_mb'].get('jvm_heap')} MB")
+    note = (
+        f"result bytes to driver {ba:,} in {ta} result tasks at {lo:,} events, {bb:,} in "
+        f"{tb} at {hi:,} events (x{hi // lo} data); value: growth of bytes per result task; "
+        f"JVM heap peak {a['peak_mb'].get('jvm_heap')} -> {b['peak_mb'].get('jvm_heap')} MB"
+    )
     return name, fmt, growth, f"growth << x{hi // lo}", growth <= 2, note
 
 
-def build(results: list[Measurement], profile: dict[str, GroupStat],
-          args: argparse.Namespace, wall: float) -> dict[str, Any]:
+def build(
+    results: list[Measurement], profile: dict[str, GroupStat], args: argparse.Namespace, wall: float
+) -> dict[str, Any]:
     rows = []
     for m in results:
         d = m.as_dict()
         d["profile"] = _profile_for(m, profile)
         rows.append(d)
-    fmts = sorted({r["format"] for r in rows if r["status"] == "ok"},
-                  key=lambda f: (f != HEAVY, f))
+    fmts = sorted({r["format"] for r in rows if r["status"] == "ok"}, key=lambda f: (f != HEAVY, f))
     n = max(args.events)
 
     def eps(contender: str) -> float | None:
@@ -150,14 +184,20 @@ def build(results: list[Measurement], profile: dict[str, GroupStat],
 
     tg = targets(rows, args, fmts)
     merge = next((t for t in tg if t["target"].startswith("MERGE")), None)
-    auto_reason = next((r["reason"] for r in rows if r["contender"] == "autocdc"
-                        and r["status"] != "ok"), None)
+    auto_reason = next(
+        (r["reason"] for r in rows if r["contender"] == "autocdc" and r["status"] != "ok"), None
+    )
     headline = {
-        "format": HEAVY, "events": n,
-        "floor_parse_eps": eps("floor-parse"), "floor_write_eps": eps("floor-write"),
-        "decode_eps": eps("decode"), "decode_auto_eps": eps("decode-auto"),
-        "apply_eps": eps("apply-empty"), "apply_existing_eps": eps("apply-existing"),
-        "recipe_eps": eps("recipe-empty"), "recipe_existing_eps": eps("recipe-existing"),
+        "format": HEAVY,
+        "events": n,
+        "floor_parse_eps": eps("floor-parse"),
+        "floor_write_eps": eps("floor-write"),
+        "decode_eps": eps("decode"),
+        "decode_auto_eps": eps("decode-auto"),
+        "apply_eps": eps("apply-empty"),
+        "apply_existing_eps": eps("apply-existing"),
+        "recipe_eps": eps("recipe-empty"),
+        "recipe_existing_eps": eps("recipe-existing"),
         "autocdc_eps": eps("autocdc"),
         "autocdc_reason": auto_reason if eps("autocdc") is None else None,
         "merge_scaling_ratio": merge["value"] if merge else None,
@@ -165,9 +205,14 @@ def build(results: list[Measurement], profile: dict[str, GroupStat],
     return {
         "headline": headline,
         "settings": {
-            "events": args.events, "table_sizes": args.table_sizes,
-            "merge_batch": args.merge_batch, "repeat": args.repeat, "smoke": args.smoke,
-            "keys": "events / 10", "seed": args.seed, "wall_seconds": round(wall, 1),
+            "events": args.events,
+            "table_sizes": args.table_sizes,
+            "merge_batch": args.merge_batch,
+            "repeat": args.repeat,
+            "smoke": args.smoke,
+            "keys": "events / 10",
+            "seed": args.seed,
+            "wall_seconds": round(wall, 1),
             "deletion_vectors": args.deletion_vectors,
         },
         "machine": machine(),
@@ -216,27 +261,42 @@ def markdown(s: dict[str, Any]) -> str:
             f"{_fmt(pk.get('py_workers_rss'), 0)} | {p.get('jobs', '-')} | "
             f"{_fmt(p.get('result_bytes_to_driver'))} | {status} |"
         )
-    lines += ["", "## Targets", "", "| target | format | value | goal | met | note |",
-              "|---|---|--:|---|---|---|"]
+    lines += [
+        "",
+        "## Targets",
+        "",
+        "| target | format | value | goal | met | note |",
+        "|---|---|--:|---|---|---|",
+    ]
     for t in s["targets"]:
         met = {True: "yes", False: "**no**", None: "n/a"}[t["met"]]
-        lines.append(f"| {t['target']} | {t['format']} | {_fmt(t['value'], 3)} | {t['goal']} | "
-                     f"{met} | {t['note']} |")
+        lines.append(
+            f"| {t['target']} | {t['format']} | {_fmt(t['value'], 3)} | {t['goal']} | "
+            f"{met} | {t['note']} |"
+        )
     lines += ["", "## Where the time goes (event log, median repeat, largest input)", ""]
     n = max(st["events"])
     for r in s["results"]:
         if r["events"] != n or r["format"] != HEAVY or not r.get("profile"):
             continue
         p = r["profile"]
-        lines.append(f"**{r['contender']}** table={r['table_rows']:,} ({_fmt(r['median_s'])} s "
-                     f"wall, {p['jobs']} jobs, {p['job_seconds']} s in jobs, "
-                     f"{p['task_seconds']} s task time; {p.get('delta_snapshot_jobs', 0)} Delta "
-                     f"'Compute snapshot' jobs = {p.get('delta_snapshot_seconds', 0)} s): "
-                     + "; ".join(f"job {j['job']} {j['s']} s `{j['call']}`"
-                                 for j in p["slowest_jobs"][:4]))
+        lines.append(
+            f"**{r['contender']}** table={r['table_rows']:,} ({_fmt(r['median_s'])} s "
+            f"wall, {p['jobs']} jobs, {p['job_seconds']} s in jobs, "
+            f"{p['task_seconds']} s task time; {p.get('delta_snapshot_jobs', 0)} Delta "
+            f"'Compute snapshot' jobs = {p.get('delta_snapshot_seconds', 0)} s): "
+            + "; ".join(f"job {j['job']} {j['s']} s `{j['call']}`" for j in p["slowest_jobs"][:4])
+        )
         lines.append("")
-    lines += ["", "Headline (stdout JSON line):", "", "```json",
-              json.dumps(s["headline"], indent=1), "```", ""]
+    lines += [
+        "",
+        "Headline (stdout JSON line):",
+        "",
+        "```json",
+        json.dumps(s["headline"], indent=1),
+        "```",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -261,8 +321,13 @@ def plot(s: dict[str, Any], path: Path) -> bool:
         pts.sort()
         style = "-o" if name.startswith(HEAVY) else ":x"
         a1.plot([p[0] for p in pts], [p[1] for p in pts], style, label=name)
-    a1.set(xscale="log", yscale="log", xlabel="events", ylabel="events / s (median)",
-           title="Throughput vs events")
+    a1.set(
+        xscale="log",
+        yscale="log",
+        xlabel="events",
+        ylabel="events / s (median)",
+        title="Throughput vs events",
+    )
     a1.legend(fontsize=7)
     a1.grid(True, which="both", alpha=0.3)
     for contender in ("merge-scaling", "merge-scaling-recipe"):
@@ -270,8 +335,12 @@ def plot(s: dict[str, Any], path: Path) -> bool:
         if pts:
             label = "cdclake apply" if contender == "merge-scaling" else "recipe"
             a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
-    a2.set(xscale="log", xlabel="rows already in the table", ylabel="seconds (median)",
-           title=f"MERGE of a {s['settings']['merge_batch']:,}-change batch vs table size")
+    a2.set(
+        xscale="log",
+        xlabel="rows already in the table",
+        ylabel="seconds (median)",
+        title=f"MERGE of a {s['settings']['merge_batch']:,}-change batch vs table size",
+    )
     a2.legend()
     a2.grid(True, which="both", alpha=0.3)
     fig.tight_layout()

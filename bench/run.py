@@ -38,27 +38,53 @@ def _ints(text: str) -> list[int]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m bench.run", description=__doc__)
-    p.add_argument("--smoke", action="store_true",
-                   help="CI size: 2e3 events, Debezium only, tables 2e3..1e4, 1 repeat; skips "
-                   "decode-auto, recipe-existing and the recipe's MERGE scaling")
-    p.add_argument("--events", type=_ints, default=[10**4, 10**5, 10**6],
-                   help="event counts, comma-separated (default 1e4,1e5,1e6; add 1e7 if you dare)")
-    p.add_argument("--table-sizes", type=_ints, default=[10**5, 10**6, 10**7],
-                   help="pre-filled table sizes for the MERGE scaling (default 1e5,1e6,1e7)")
-    p.add_argument("--merge-batch", type=int, default=10**4,
-                   help="changes in the MERGE-scaling batch (default 1e4)")
+    p.add_argument(
+        "--smoke",
+        action="store_true",
+        help="CI size: 2e3 events, Debezium only, tables 2e3..1e4, 1 repeat; skips "
+        "decode-auto, recipe-existing and the recipe's MERGE scaling",
+    )
+    p.add_argument(
+        "--events",
+        type=_ints,
+        default=[10**4, 10**5, 10**6],
+        help="event counts, comma-separated (default 1e4,1e5,1e6; add 1e7 if you dare)",
+    )
+    p.add_argument(
+        "--table-sizes",
+        type=_ints,
+        default=[10**5, 10**6, 10**7],
+        help="pre-filled table sizes for the MERGE scaling (default 1e5,1e6,1e7)",
+    )
+    p.add_argument(
+        "--merge-batch",
+        type=int,
+        default=10**4,
+        help="changes in the MERGE-scaling batch (default 1e4)",
+    )
     p.add_argument("--repeat", type=int, default=3, help="repeats per measurement (default 3)")
-    p.add_argument("--formats", default=None,
-                   help="formats to run (default: all four, --smoke: debezium; unregistered "
-                   "ones are reported as not available)")
+    p.add_argument(
+        "--formats",
+        default=None,
+        help="formats to run (default: all four, --smoke: debezium; unregistered "
+        "ones are reported as not available)",
+    )
     p.add_argument("--out", type=Path, default=BENCH / "out", help="output folder")
-    p.add_argument("--publish", action=argparse.BooleanOptionalAction, default=None,
-                   help="copy the report to bench/results/latest.* (default: yes unless --smoke)")
+    p.add_argument(
+        "--publish",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="copy the report to bench/results/latest.* (default: yes unless --smoke)",
+    )
     p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--deletion-vectors", action=argparse.BooleanOptionalAction, default=True,
-                   help="create every table (cdclake's and the recipe's) with deletion vectors, "
-                   "the setting for MERGE into large tables (default: on; cdclake's own default "
-                   "is off, see CDCLAKE_DELETION_VECTORS)")
+    p.add_argument(
+        "--deletion-vectors",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="create every table (cdclake's and the recipe's) with deletion vectors, "
+        "the setting for MERGE into large tables (default: on; cdclake's own default "
+        "is off, see CDCLAKE_DELETION_VECTORS)",
+    )
     a = p.parse_args(argv)
     if a.smoke:
         a.events, a.table_sizes, a.merge_batch, a.repeat = [2000], [2000, 10**4], 500, 1
@@ -94,8 +120,7 @@ class Bench:
             t0 = time.perf_counter()
             data.write_events(path, fmt, n, keys, stride, self.args.seed)
             size = path.stat().st_size
-            log(f"generated {fmt} n={n:,} ({size / 1e6:.1f} MB) in "
-                f"{time.perf_counter() - t0:.1f}s")
+            log(f"generated {fmt} n={n:,} ({size / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f}s")
         return path
 
     @staticmethod
@@ -123,23 +148,33 @@ class Bench:
         t0 = time.perf_counter()
         self.spark = b.getOrCreate()
         self.spark.sparkContext.setLogLevel("ERROR")
-        log(f"Spark {self.spark.version} up in {time.perf_counter() - t0:.1f}s "
+        log(
+            f"Spark {self.spark.version} up in {time.perf_counter() - t0:.1f}s "
             f"(master {self.spark.sparkContext.master}, "
-            f"shuffle partitions {self.spark.conf.get('spark.sql.shuffle.partitions')})")
+            f"shuffle partitions {self.spark.conf.get('spark.sql.shuffle.partitions')})"
+        )
 
     # ---- measuring -------------------------------------------------------------------------
 
     def measure(
-        self, contender: str, fmt: str, n: int, job: Callable[[], Callable[[], object]],
-        table_rows: int = 0, setup: Callable[[int], object] | None = None,
-        teardown: Callable[[int], object] | None = None, repeats: int | None = None,
+        self,
+        contender: str,
+        fmt: str,
+        n: int,
+        job: Callable[[], Callable[[], object]],
+        table_rows: int = 0,
+        setup: Callable[[int], object] | None = None,
+        teardown: Callable[[int], object] | None = None,
+        repeats: int | None = None,
     ) -> Measurement:
         m = Measurement(contender, fmt, n, table_rows)
         label = f"{fmt} n={n:,} {contender}" + (f" table={table_rows:,}" if table_rows else "")
         try:
             repeat(self.spark, m, job(), repeats or self.args.repeat, setup, teardown)
-            log(f"{label}: median {m.t_median:.2f}s min {m.t_min:.2f}s "
-                f"({m.eps:,.0f} ev/s) heap≤{m.peaks.get('jvm_heap', 0):.0f} MB")
+            log(
+                f"{label}: median {m.t_median:.2f}s min {m.t_min:.2f}s "
+                f"({m.eps:,.0f} ev/s) heap≤{m.peaks.get('jvm_heap', 0):.0f} MB"
+            )
         except Exception as e:  # a contender that breaks is reported, not fatal
             m.status, m.reason = "failed", first_line(e)
             log(f"[red]{label}: FAILED: {m.reason[:300]}")
@@ -158,8 +193,9 @@ class Bench:
         """The one table cdclake wrote under ``lake``: its identifier and folder."""
         from cdclake.apply.tables import Target
 
-        found = sorted(p for p in lake.iterdir() if not p.name.startswith("_")) if lake.is_dir() \
-            else []
+        found = (
+            sorted(p for p in lake.iterdir() if not p.name.startswith("_")) if lake.is_dir() else []
+        )
         if len(found) != 1:
             return None
         ident = urllib.parse.unquote(found[0].name)
@@ -195,14 +231,24 @@ class Bench:
         w = self.work / f"{fmt}-{n}"
         self.measure("floor-parse", fmt, n, lambda: C.floor_parse(sp, path, fmt))
         out = w / "floor-write"
-        self.measure("floor-write", fmt, n, lambda: C.floor_write(sp, path, fmt, out),
-                     setup=lambda _: tables.remove(out))
+        self.measure(
+            "floor-write",
+            fmt,
+            n,
+            lambda: C.floor_write(sp, path, fmt, out),
+            setup=lambda _: tables.remove(out),
+        )
         self.measure("decode", fmt, n, lambda: C.decode(sp, path, fmt, fmt))
         if not lite:
             self.measure("decode-auto", fmt, n, lambda: C.decode(sp, path, "auto", fmt))
         lake = w / "lake"
-        self.measure("apply-empty", fmt, n, lambda: C.apply(sp, path, fmt, lake),
-                     setup=lambda _: tables.remove(lake))
+        self.measure(
+            "apply-empty",
+            fmt,
+            n,
+            lambda: C.apply(sp, path, fmt, lake),
+            setup=lambda _: tables.remove(lake),
+        )
         applied = self.applied_table(lake)
         if applied is not None:
             self.probes.setdefault(fmt, (applied[0], str(self.copy_probe(fmt, applied[1]))))
@@ -220,15 +266,32 @@ class Bench:
             tables.remove(lake)
             tables.copy_table(base, table_path)
 
-        self.measure("apply-existing", fmt, n, lambda: C.apply(sp, path, fmt, lake),
-                     table_rows=rows, setup=fill)
+        self.measure(
+            "apply-existing",
+            fmt,
+            n,
+            lambda: C.apply(sp, path, fmt, lake),
+            table_rows=rows,
+            setup=fill,
+        )
         rt = w / "recipe"
-        self.measure("recipe-empty", fmt, n, lambda: C.recipe(sp, path, rt),
-                     setup=lambda _: tables.remove(rt))
+        self.measure(
+            "recipe-empty",
+            fmt,
+            n,
+            lambda: C.recipe(sp, path, rt),
+            setup=lambda _: tables.remove(rt),
+        )
         if not lite:
             rbase = self.recipe_table(rows)
-            self.measure("recipe-existing", fmt, n, lambda: C.recipe(sp, path, rt),
-                         table_rows=rows, setup=lambda _: tables.copy_table(rbase, rt))
+            self.measure(
+                "recipe-existing",
+                fmt,
+                n,
+                lambda: C.recipe(sp, path, rt),
+                table_rows=rows,
+                setup=lambda _: tables.copy_table(rbase, rt),
+            )
         self.run_autocdc(n, path)
 
     def copy_probe(self, fmt: str, table: str) -> Path:
@@ -269,16 +332,26 @@ class Bench:
                 tables.remove(lake)
                 tables.copy_table(base, tp)
 
-            self.measure("merge-scaling", "debezium", nb,
-                         lambda path=path, lake=lake: C.apply(sp, path, "debezium", lake),
-                         table_rows=rows, setup=fill)
+            self.measure(
+                "merge-scaling",
+                "debezium",
+                nb,
+                lambda path=path, lake=lake: C.apply(sp, path, "debezium", lake),
+                table_rows=rows,
+                setup=fill,
+            )
             if self.args.smoke:
                 continue
             rbase = self.recipe_table(rows)
             rt = self.work / f"merge-{rows}" / "recipe"
-            self.measure("merge-scaling-recipe", "debezium", nb,
-                         lambda path=path, rt=rt: C.recipe(sp, path, rt), table_rows=rows,
-                         setup=lambda _, rbase=rbase, rt=rt: tables.copy_table(rbase, rt))
+            self.measure(
+                "merge-scaling-recipe",
+                "debezium",
+                nb,
+                lambda path=path, rt=rt: C.recipe(sp, path, rt),
+                table_rows=rows,
+                setup=lambda _, rbase=rbase, rt=rt: tables.copy_table(rbase, rt),
+            )
 
     def run(self) -> dict[str, object]:
         a = self.args
@@ -288,14 +361,21 @@ class Bench:
         for f in wanted:
             if f not in registered:
                 for n in a.events:
-                    self.unavailable("*", f, n, f"format {f!r} is not registered in "
-                                     f"cdclake.formats.names() {registered}")
+                    self.unavailable(
+                        "*",
+                        f,
+                        n,
+                        f"format {f!r} is not registered in cdclake.formats.names() {registered}",
+                    )
                 log(f"[yellow]{f}: not available (not in cdclake.formats.names() {registered})")
-        log(f"formats {fmts}; events {a.events}; tables {a.table_sizes}; "
-            f"merge batch {a.merge_batch}; repeat {a.repeat}")
+        log(
+            f"formats {fmts}; events {a.events}; tables {a.table_sizes}; "
+            f"merge batch {a.merge_batch}; repeat {a.repeat}"
+        )
         shutil.rmtree(self.work, ignore_errors=True)
-        files = {(f, n): self.events_file(f, n, self.keys_for(n), 100) for n in a.events
-                 for f in fmts}
+        files = {
+            (f, n): self.events_file(f, n, self.keys_for(n), 100) for n in a.events for f in fmts
+        }
         self.start_spark()
         self.autocdc = AutoCdc(self.spark, self.work / "pipelines")
         try:

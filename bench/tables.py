@@ -54,8 +54,9 @@ def build_like(spark: SparkSession, probe_path: str, path: Path, rows: int) -> N
         builder = builder.property(k, v)
     builder.execute()
     ident = F.col("id")
-    df = spark.range(rows).select(*[_value(f.name, f.dataType, ident).alias(f.name)
-                                    for f in schema.fields])
+    df = spark.range(rows).select(
+        *[_value(f.name, f.dataType, ident).alias(f.name) for f in schema.fields]
+    )
     df.write.format("delta").mode("append").save(str(path))
 
 

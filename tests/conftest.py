@@ -14,9 +14,7 @@ from cdclake import _spark
 TESTS = Path(__file__).resolve().parent
 SRC = TESTS.parent / "src"
 # CLI subprocesses started by tests import this checkout too, not another clone's install.
-os.environ["PYTHONPATH"] = os.pathsep.join(
-    p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p
-)
+os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)
 DATA = TESTS / "data"
 
 

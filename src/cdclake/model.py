@@ -48,6 +48,7 @@ from enum import StrEnum
 
 from pyspark.sql.types import (
     ArrayType,
+    BooleanType,
     IntegerType,
     LongType,
     MapType,
@@ -135,12 +136,16 @@ RAW_SCHEMA = StructType(
         StructField("headers", MapType(StringType(), StringType())),
         StructField("lineage", LINEAGE_TYPE),
         StructField("raw", StringType()),
+        StructField("nested", BooleanType()),
     ]
 )
 """What every input (files or Kafka) is turned into before a format sees it.
 
 ``key``/``value`` are the record's key and value as JSON text (``value`` null for a tombstone),
 ``headers`` the record headers as text, ``raw`` the input as read (the line, or the value).
+``nested``: ``raw`` is a record object (a line that carries key, value and headers) and ``value``
+is derived from it; otherwise ``raw`` *is* ``value``. Formats parse ``raw`` once either way
+(:func:`cdclake.formats.base.parse_value`).
 """
 
 # Column names written into every Delta table next to the source columns.

@@ -25,10 +25,7 @@ from cdclake.errors import ConfigError
 from cdclake.model import RAW_SCHEMA
 
 RECORD_FIELDS = ("key", "value", "headers", "topic", "partition", "offset", "timestamp")
-_RECORD_SCHEMA = (
-    "key STRING, value STRING, headers MAP<STRING, STRING>, topic STRING, partition INT, "
-    "offset BIGINT"
-)
+_RECORD_SCHEMA = "key STRING, headers MAP<STRING, STRING>"
 
 
 def list_files(paths: Iterable[str | Path]) -> list[str]:
@@ -58,9 +55,11 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
     """``lines`` with columns ``line`` and ``lineage`` -> raw records.
 
     A line is a record object when its top-level keys include ``value`` and are all among
-    :data:`RECORD_FIELDS`. Each step is its own projection so that Spark reads the keys once and
-    parses a record object once (in one projection the optimizer splits ``from_json`` into one
-    parse per field it extracts).
+    :data:`RECORD_FIELDS`; it is then ``nested``: its ``value`` is derived text, and a format
+    parses the line once with its own schema nested under ``value``
+    (:func:`cdclake.formats.base.parse_value`) rather than parsing the re-serialized value again.
+    Each step is its own projection so that Spark reads the keys once (in one projection the
+    optimizer splits ``from_json`` into one parse per field it extracts).
     """
     keys = lines.withColumn("_keys", F.json_object_keys(F.col("line")))
     is_record = F.coalesce(
@@ -68,14 +67,23 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
         & (F.size(F.array_except("_keys", F.array(*map(F.lit, RECORD_FIELDS)))) == 0),
         F.lit(False),
     )
-    parsed = keys.withColumn("_rec", F.when(is_record, F.from_json(F.col("line"), _RECORD_SCHEMA)))
+    parsed = keys.select(
+        "line",
+        "lineage",
+        is_record.alias("nested"),
+        F.when(is_record, F.from_json(F.col("line"), _RECORD_SCHEMA)).alias("_rec"),
+    )
     rec = F.col("_rec")
+    value = F.when(F.col("nested"), F.from_json(F.col("line"), "value STRING")["value"]).otherwise(
+        F.col("line")
+    )
     return parsed.select(
         rec["key"].alias("key"),
-        F.when(rec.isNotNull(), rec["value"]).otherwise(F.col("line")).alias("value"),
+        value.alias("value"),
         rec["headers"].alias("headers"),
         F.col("lineage").cast(RAW_SCHEMA["lineage"].dataType).alias("lineage"),
         F.col("line").alias("raw"),
+        F.col("nested"),
     )
 
 
@@ -174,4 +182,5 @@ def from_kafka_df(kafka: DataFrame) -> DataFrame:
             F.col("offset").alias("offset"),
         ).alias("lineage"),
         value.alias("raw"),
+        F.lit(False).alias("nested"),
     )

@@ -310,7 +310,13 @@ class Chain:
             got = lake_rows(spark, str(path))
             outcome.rows[table] = len(got)
             outcome.differences[table] = diff_rows(
-                got, want, kinds, keys, encoded=not schemas, dialect=db, float32=FLOAT32[db],
+                got,
+                want,
+                kinds,
+                keys,
+                encoded=not schemas,
+                dialect=db,
+                float32=FLOAT32[db],
                 defaults=ADDED_DEFAULTS[db] if table == "all_types" else {},
                 gaps=outcome.known_gaps,
             )

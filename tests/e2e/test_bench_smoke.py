@@ -12,8 +12,13 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = (
-    "floor_parse_eps", "floor_write_eps", "decode_eps", "apply_eps", "recipe_eps",
-    "autocdc_eps", "merge_scaling_ratio",
+    "floor_parse_eps",
+    "floor_write_eps",
+    "decode_eps",
+    "apply_eps",
+    "recipe_eps",
+    "autocdc_eps",
+    "merge_scaling_ratio",
 )
 
 
@@ -24,7 +29,12 @@ def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
     proc = subprocess.run(
         [sys.executable, "-m", "bench.run", "--smoke", "--out", str(out)],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=840, check=False,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=840,
+        check=False,
     )
     assert proc.returncode == 0, f"bench --smoke failed:\n{proc.stderr[-4000:]}"
     for name in ("report.md", "report.json", "report.png"):

@@ -140,7 +140,9 @@ def test_multi_table_topic_lands_in_delta_and_redelivery_changes_nothing(
     config = kafka_config(kafka_broker, topic, tmp_path)
     expected = expected_state(records)
     assert set(expected) == {
-        "cdclake.public.order_lines", "cdclake.public.truncated", "cdclake.order_lines",
+        "cdclake.public.order_lines",
+        "cdclake.public.truncated",
+        "cdclake.order_lines",
     }
 
     first = run_kafka(spark, config)
@@ -153,8 +155,9 @@ def test_multi_table_topic_lands_in_delta_and_redelivery_changes_nothing(
     assert sum(b["quarantined"] for b in batches) == 0
     assert_balanced(batches)
     assert {b["offsets_behind"] for b in batches} == {0}
-    before = {t: delta_rows(spark, Path(Target(str(tmp_path / "lake")).table_path(t)))
-              for t in expected}
+    before = {
+        t: delta_rows(spark, Path(Target(str(tmp_path / "lake")).table_path(t))) for t in expected
+    }
 
     # (3) the producer sends the whole range again: nothing changes, everything is stale
     produce_records(kafka_broker, topic, records, tmp_path)
@@ -167,8 +170,9 @@ def test_multi_table_topic_lands_in_delta_and_redelivery_changes_nothing(
     # 0; what matters is that no row was inserted, updated or deleted.
     touched = {t: (r.inserted, r.updated, r.deleted, r.truncated) for t, r in again.tables.items()}
     assert touched == {t: (0, 0, 0, 0) for t in expected}
-    after = {t: delta_rows(spark, Path(Target(str(tmp_path / "lake")).table_path(t)))
-             for t in expected}
+    after = {
+        t: delta_rows(spark, Path(Target(str(tmp_path / "lake")).table_path(t))) for t in expected
+    }
     assert after == before  # not one row rewritten: positions, lineage and values all kept
     batches = delta_rows(spark, tmp_path / "lake" / "_cdc_batches")
     assert sum(b["messages"] for b in batches) == 2 * produced
@@ -183,8 +187,15 @@ ITEM_FIELDS = fields(id=INT32, name=STRING, qty=INT64)
 
 
 def _good(op: str, lsn: int, **row: Any) -> bytes:
-    rec = json.loads(event(op, after=row if op != "d" else None,
-                           before=row if op == "d" else None, lsn=lsn, row_fields=ITEM_FIELDS))
+    rec = json.loads(
+        event(
+            op,
+            after=row if op != "d" else None,
+            before=row if op == "d" else None,
+            lsn=lsn,
+            row_fields=ITEM_FIELDS,
+        )
+    )
     return json.dumps(rec["value"]).encode()
 
 
@@ -198,11 +209,17 @@ def bad_input_messages(limit: int) -> list[tuple[bytes | None, bytes | None, str
         (b'{"id":1}', b'{"payload": {"op": "c", "after": ', "not valid JSON"),
         (b'{"id":2}', _good("c", 20, id=2, name="b", qty=2), None),
         (None, b'{"hello": "world"}', "not a Debezium change event: no op, status or ts_ms"),
-        (b'{"id":3}', json.dumps({"op": "z", "source": {}}).encode(),
-         "unknown op 'z' (expected one of c, u, d, r, t, m)"),
+        (
+            b'{"id":3}',
+            json.dumps({"op": "z", "source": {}}).encode(),
+            "unknown op 'z' (expected one of c, u, d, r, t, m)",
+        ),
         (b'{"id":9}', json.dumps(unfit).encode(), "column qty: value 'lots' does not fit"),
-        (b'{"nope":4}', _good("c", 40, id=4, name="d", qty=4),
-         "key column(s) nope not in the row of shop.public.items"),
+        (
+            b'{"nope":4}',
+            _good("c", 40, id=4, name="d", qty=4),
+            "key column(s) nope not in the row of shop.public.items",
+        ),
         (b'{"id":5}', huge, f"message of {len(huge) + 8} bytes is over the limit of {limit}"),
         (b'{"id":1}', _good("u", 50, id=1, name="a2", qty=10), None),
         (b'{"id":2}', _good("d", 60, id=2, name="b", qty=2), None),
@@ -218,8 +235,9 @@ def test_bad_input_is_quarantined_and_every_message_reconciles(
     topic, limit = _topic("dbz-bad"), 4096
     messages = bad_input_messages(limit)
     produce_bytes(kafka_broker, topic, [(k, v) for k, v, _ in messages])  # type: ignore[misc]
-    config = kafka_config(kafka_broker, topic, tmp_path, max_message_bytes=limit,
-                          max_offsets_per_trigger=5)
+    config = kafka_config(
+        kafka_broker, topic, tmp_path, max_message_bytes=limit, max_offsets_per_trigger=5
+    )
 
     total = run_kafka(spark, config)
 
@@ -227,26 +245,44 @@ def test_bad_input_is_quarantined_and_every_message_reconciles(
         "shop.public.items": {(("id", 1), ("name", "a2"), ("qty", 10))}
     }
     bad = [(offset, reason) for offset, (_, _, reason) in enumerate(messages) if reason]
-    quarantine = sorted(delta_rows(spark, tmp_path / "lake" / "_cdc_quarantine"),
-                        key=lambda r: r["lineage"]["offset"])
-    assert [(q["lineage"]["offset"], q["lineage"]["source"], q["lineage"]["partition"])
-            for q in quarantine] == [(o, topic, 0) for o, _ in bad]
+    quarantine = sorted(
+        delta_rows(spark, tmp_path / "lake" / "_cdc_quarantine"),
+        key=lambda r: r["lineage"]["offset"],
+    )
+    assert [
+        (q["lineage"]["offset"], q["lineage"]["source"], q["lineage"]["partition"])
+        for q in quarantine
+    ] == [(o, topic, 0) for o, _ in bad]
     for q, (offset, reason) in zip(quarantine, bad, strict=True):
         assert reason in q["reason"], (offset, q["reason"])
         assert q["raw"] == messages[offset][1].decode()  # type: ignore[union-attr]
         assert q["quarantined_at"] is not None
     assert "(--max-message-bytes); not parsed" in quarantine[-1]["reason"]
 
-    batches = sorted(delta_rows(spark, tmp_path / "lake" / "_cdc_batches"),
-                     key=lambda b: b["batch_id"])
+    batches = sorted(
+        delta_rows(spark, tmp_path / "lake" / "_cdc_batches"), key=lambda b: b["batch_id"]
+    )
     assert [b["messages"] for b in batches] == [5, 5, 2]
     assert_balanced(batches)
-    sums = {k: sum(b[k] for b in batches)
-            for k in ("messages", "applied", "ignored", "control", "quarantined", "oversize")}
-    assert sums == {"messages": 12, "applied": 4, "ignored": 1, "control": 1, "quarantined": 6,
-                    "oversize": 1}
+    sums = {
+        k: sum(b[k] for b in batches)
+        for k in ("messages", "applied", "ignored", "control", "quarantined", "oversize")
+    }
+    assert sums == {
+        "messages": 12,
+        "applied": 4,
+        "ignored": 1,
+        "control": 1,
+        "quarantined": 6,
+        "oversize": 1,
+    }
     assert (total.messages, total.applied, total.ignored, total.control, total.quarantined) == (
-        12, 4, 1, 1, 6)
+        12,
+        4,
+        1,
+        1,
+        6,
+    )
 
 
 @pytest.mark.e2e
@@ -260,12 +296,24 @@ def test_fail_on_bad_input_stops_with_topic_partition_and_offset(
         run_kafka(spark, config)
 
     # the command line says the same, without a Java stack trace, and exits 2
-    result = CliRunner().invoke(app, [
-        "apply", "--kafka-bootstrap", kafka_broker, "--topic", topic, "--checkpoint",
-        str(tmp_path / "chk2"), "--target", str(tmp_path / "lake2"), "--available-now",
-        "--fail-on-bad-input",
-    ])
+    result = CliRunner().invoke(
+        app,
+        [
+            "apply",
+            "--kafka-bootstrap",
+            kafka_broker,
+            "--topic",
+            topic,
+            "--checkpoint",
+            str(tmp_path / "chk2"),
+            "--target",
+            str(tmp_path / "lake2"),
+            "--available-now",
+            "--fail-on-bad-input",
+        ],
+    )
     assert result.exit_code == 2, result.output
     assert f"bad input at topic {topic} partition 0 offset 1: not valid JSON" in " ".join(
-        result.output.split())
+        result.output.split()
+    )
     assert "at org.apache" not in result.output

@@ -36,8 +36,9 @@ TABLES = ("items", "orders", "customers")
 BATCH_LINE = re.compile(r"^batch (\d+): messages (\d+);")
 
 
-def history(seed: int, n: int, start_lsn: int = 0, live: dict[Any, int] | None = None
-            ) -> list[dict[str, Any]]:
+def history(
+    seed: int, n: int, start_lsn: int = 0, live: dict[Any, int] | None = None
+) -> list[dict[str, Any]]:
     """A random but reproducible change history over three tables (ids 1..12 each).
 
     Inserts, updates and deletes (each delete followed by its tombstone), LSNs increasing.
@@ -85,8 +86,13 @@ class Cli:
         self.err = log.open("ab")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "cdclake.cli", "apply", *args],
-            stdout=subprocess.PIPE, stderr=self.err, stdin=subprocess.DEVNULL,
-            env=env, cwd=REPO, text=True, start_new_session=True,
+            stdout=subprocess.PIPE,
+            stderr=self.err,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=REPO,
+            text=True,
+            start_new_session=True,
         )
         Cli.started.append(self)
         self.lines: list[str] = []
@@ -153,7 +159,7 @@ def txn_commits(lake: Path, app_id: str) -> list[tuple[str, str, int]]:
         for line in log.read_text().splitlines():
             txn = json.loads(line).get("txn")
             if txn and txn["appId"].startswith(app_id + "/"):
-                step = txn["appId"][len(app_id) + 1:]
+                step = txn["appId"][len(app_id) + 1 :]
                 out.append((str(log.parent.parent.relative_to(lake)), step, int(txn["version"])))
     return out
 
@@ -184,9 +190,20 @@ def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
     records = history(seed=7, n=90)
     produced = produce_history(kafka_broker, topic, records, tmp_path)
     chk, lake = tmp_path / "chk", tmp_path / "lake"
-    args = ["--kafka-bootstrap", kafka_broker, "--topic", topic, "--checkpoint", str(chk),
-            "--target", str(lake), "--max-offsets-per-trigger", "12",
-            "--trigger-interval", "1 second"]
+    args = [
+        "--kafka-bootstrap",
+        kafka_broker,
+        "--topic",
+        topic,
+        "--checkpoint",
+        str(chk),
+        "--target",
+        str(lake),
+        "--max-offsets-per-trigger",
+        "12",
+        "--trigger-interval",
+        "1 second",
+    ]
     app_id = app_id_for(str(chk))
     rng = random.Random(20251122)
     moments = []
@@ -240,8 +257,14 @@ class Broker:
         self.bootstrap = f"127.0.0.1:{self.port}"
 
     def sh(self, *args: str) -> None:
-        done = subprocess.run(["bash", str(KAFKA_SH), *args, "--port", self.port], env=self.env,
-                              capture_output=True, text=True, timeout=300, check=False)
+        done = subprocess.run(
+            ["bash", str(KAFKA_SH), *args, "--port", self.port],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert done.returncode == 0, f"kafka.sh {args} failed:\n{done.stdout}{done.stderr}"
 
 
@@ -266,9 +289,23 @@ def test_broker_restart_during_a_run_is_ridden_through(
     first = history(seed=11, n=50, live=live)
     produced = produce_history(own_broker.bootstrap, topic, first, tmp_path)
     chk, lake = tmp_path / "chk", tmp_path / "lake"
-    cli = Cli(["--kafka-bootstrap", own_broker.bootstrap, "--topic", topic, "--checkpoint",
-               str(chk), "--target", str(lake), "--max-offsets-per-trigger", "15",
-               "--trigger-interval", "1 second"], tmp_path / "run.log")
+    cli = Cli(
+        [
+            "--kafka-bootstrap",
+            own_broker.bootstrap,
+            "--topic",
+            topic,
+            "--checkpoint",
+            str(chk),
+            "--target",
+            str(lake),
+            "--max-offsets-per-trigger",
+            "15",
+            "--trigger-interval",
+            "1 second",
+        ],
+        tmp_path / "run.log",
+    )
     try:
         assert cli.wait_for(r"^batch \d+:", 600), cli.output()
         own_broker.sh("stop")

@@ -19,17 +19,29 @@ DAY_19000 = dt.date(2022, 1, 8)  # io.debezium.time.Date counts days since 1970-
 
 
 def test_rows_already_in_the_table_get_the_default_of_an_added_column(lake):
-    lake.apply([
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10, row_fields=OLD),
-        event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=20, row_fields=OLD),
-    ])
-    lake.apply([
-        event("c", after={"id": 3, "name": "c", "qty": 3, "color": "red", "since": 19500},
-              lsn=40, row_fields=NEW),
-        # set to NULL on purpose after the ALTER: stays NULL
-        event("u", after={"id": 2, "name": "b", "qty": 2, "color": None, "since": None},
-              lsn=50, row_fields=NEW),
-    ])
+    lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10, row_fields=OLD),
+            event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=20, row_fields=OLD),
+        ]
+    )
+    lake.apply(
+        [
+            event(
+                "c",
+                after={"id": 3, "name": "c", "qty": 3, "color": "red", "since": 19500},
+                lsn=40,
+                row_fields=NEW,
+            ),
+            # set to NULL on purpose after the ALTER: stays NULL
+            event(
+                "u",
+                after={"id": 2, "name": "b", "qty": 2, "color": None, "since": None},
+                lsn=50,
+                row_fields=NEW,
+            ),
+        ]
+    )
     assert lake.rows(T) == [
         (1, "a", 1, "none", DAY_19000),
         (2, "b", 2, None, None),
@@ -38,12 +50,18 @@ def test_rows_already_in_the_table_get_the_default_of_an_added_column(lake):
 
 
 def test_changes_from_before_the_alter_in_the_same_batch_get_the_default(lake):
-    lake.apply([
-        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10, row_fields=OLD),
-        event("u", after={"id": 1, "name": "a2", "qty": 1}, lsn=20, row_fields=OLD),
-        event("c", after={"id": 2, "name": "b", "qty": 2, "color": "red", "since": None},
-              lsn=40, row_fields=NEW),
-    ])
+    lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10, row_fields=OLD),
+            event("u", after={"id": 1, "name": "a2", "qty": 1}, lsn=20, row_fields=OLD),
+            event(
+                "c",
+                after={"id": 2, "name": "b", "qty": 2, "color": "red", "since": None},
+                lsn=40,
+                row_fields=NEW,
+            ),
+        ]
+    )
     assert lake.rows(T) == [(1, "a2", 1, "none", DAY_19000), (2, "b", 2, "red", None)]
 
 
@@ -53,8 +71,14 @@ def test_a_crash_between_adding_the_column_and_filling_it_is_finished_by_the_rep
     from cdclake.apply import tables
 
     lake.apply([event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10, row_fields=OLD)])
-    batch = [event("c", after={"id": 2, "name": "b", "qty": 2, "color": "red", "since": 1},
-                   lsn=40, row_fields=NEW)]
+    batch = [
+        event(
+            "c",
+            after={"id": 2, "name": "b", "qty": 2, "color": "red", "since": 1},
+            lsn=40,
+            row_fields=NEW,
+        )
+    ]
     real = tables.finish_backfill
     calls = []
 
@@ -81,26 +105,49 @@ def test_a_crash_between_adding_the_column_and_filling_it_is_finished_by_the_rep
 def test_a_column_without_default_leaves_earlier_rows_null(lake):
     lake.apply([event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10, row_fields=OLD)])
     plain = fields(id=INT32, name=STRING, qty=INT64, color=STRING)
-    lake.apply([event("c", after={"id": 2, "name": "b", "qty": 2, "color": "red"}, lsn=20,
-                      row_fields=plain)])
+    lake.apply(
+        [
+            event(
+                "c",
+                after={"id": 2, "name": "b", "qty": 2, "color": "red"},
+                lsn=20,
+                row_fields=plain,
+            )
+        ]
+    )
     assert lake.rows(T) == [(1, "a", 1, None), (2, "b", 2, "red")]
 
 
 def test_ddl_add_column_with_a_constant_default_in_canal(lake):
     V2 = {**V1, "score": "decimal(5,2)"}
-    lake.apply([
-        ddl("CREATE TABLE `users` (`id` int NOT NULL, `name` varchar(20), PRIMARY KEY (`id`))",
-            "CREATE", 1_700_000_000_000),
-        row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "ann"}], V1),
-    ], format="canal")
-    lake.apply([
-        row("INSERT", 1_700_000_002_000, [{"id": "2", "name": "bob"}], V1),
-        ddl("ALTER TABLE `users` ADD COLUMN `score` decimal(5,2) NOT NULL DEFAULT '1.50'",
-            "ALTER", 1_700_000_003_000),
-        ddl("ALTER TABLE `users` ADD COLUMN `seen` datetime DEFAULT CURRENT_TIMESTAMP",
-            "ALTER", 1_700_000_004_000),
-        row("INSERT", 1_700_000_005_000, [{"id": "3", "name": "cy", "score": "7.25"}], V2),
-    ], format="canal")
+    lake.apply(
+        [
+            ddl(
+                "CREATE TABLE `users` (`id` int NOT NULL, `name` varchar(20), PRIMARY KEY (`id`))",
+                "CREATE",
+                1_700_000_000_000,
+            ),
+            row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "ann"}], V1),
+        ],
+        format="canal",
+    )
+    lake.apply(
+        [
+            row("INSERT", 1_700_000_002_000, [{"id": "2", "name": "bob"}], V1),
+            ddl(
+                "ALTER TABLE `users` ADD COLUMN `score` decimal(5,2) NOT NULL DEFAULT '1.50'",
+                "ALTER",
+                1_700_000_003_000,
+            ),
+            ddl(
+                "ALTER TABLE `users` ADD COLUMN `seen` datetime DEFAULT CURRENT_TIMESTAMP",
+                "ALTER",
+                1_700_000_004_000,
+            ),
+            row("INSERT", 1_700_000_005_000, [{"id": "3", "name": "cy", "score": "7.25"}], V2),
+        ],
+        format="canal",
+    )
     assert lake.rows("shop.users", "id", "name", "score", "seen") == [
         (1, "ann", Decimal("1.50"), None),  # in the table before the ALTER
         (2, "bob", Decimal("1.50"), None),  # in the same batch, before the ALTER

@@ -145,8 +145,8 @@ def _typed_values(
         lines = [
             n
             for n, rec in enumerate(records, start=1)
-            if (_payload(rec["value"]) or {}).get("after") and
-            _payload(rec["value"])["after"].get(col) == raw
+            if (_payload(rec["value"]) or {}).get("after")
+            and _payload(rec["value"])["after"].get(col) == raw
         ]
         assert lines, f"{variant}: no record with {col} = {raw!r}"
         value = got[lines[0]][f"v{i}"]

@@ -34,9 +34,18 @@ MIXED: list[tuple[str, str]] = [
 
 def _comparable(df: DataFrame) -> list[tuple[object, ...]]:
     cols = [
-        F.col("lineage")["offset"], "table", "op", "key_columns", "key_source",
-        F.col("before").cast("string"), F.col("after").cast("string"), "row_schema",
-        "position", "source_ts", "detail", "error",
+        F.col("lineage")["offset"],
+        "table",
+        "op",
+        "key_columns",
+        "key_source",
+        F.col("before").cast("string"),
+        F.col("after").cast("string"),
+        "row_schema",
+        "position",
+        "source_ts",
+        "detail",
+        "error",
     ]
     return sorted(tuple(r) for r in df.select(*cols).collect())
 
@@ -44,10 +53,14 @@ def _comparable(df: DataFrame) -> list[tuple[object, ...]]:
 def test_each_line_is_detected_by_exactly_one_format(spark: SparkSession) -> None:
     raw = raw_from_lines(spark, [line for _, line in MIXED])
     fmts = formats.all_formats()
-    hits = raw.select(
-        F.col("lineage")["offset"].alias("n"),
-        *[F.coalesce(f.detect(F.col("value")), F.lit(False)).alias(f.name) for f in fmts],
-    ).orderBy("n").collect()
+    hits = (
+        raw.select(
+            F.col("lineage")["offset"].alias("n"),
+            *[F.coalesce(f.detect(F.col("value")), F.lit(False)).alias(f.name) for f in fmts],
+        )
+        .orderBy("n")
+        .collect()
+    )
     detected = [[f.name for f in fmts if r[f.name]] for r in hits]
     assert detected == [[name] for name, _ in MIXED]
 

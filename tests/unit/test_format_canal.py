@@ -46,10 +46,20 @@ def canal(
     is_row = kind in ("INSERT", "UPDATE", "DELETE")
     return json.dumps(
         {
-            "data": data, "database": "shop", "es": es, "id": 1, "isDdl": not is_row and bool(sql),
-            "mysqlType": (mysql or MYSQL) if is_row else None, "old": old,
-            "pkNames": (pk if pk is not None else ["id"]) if is_row else None, "sql": sql,
-            "sqlType": None, "table": table, "ts": es + 5, "type": kind, "gtid": gtid,
+            "data": data,
+            "database": "shop",
+            "es": es,
+            "id": 1,
+            "isDdl": not is_row and bool(sql),
+            "mysqlType": (mysql or MYSQL) if is_row else None,
+            "old": old,
+            "pkNames": (pk if pk is not None else ["id"]) if is_row else None,
+            "sql": sql,
+            "sqlType": None,
+            "table": table,
+            "ts": es + 5,
+            "type": kind,
+            "gtid": gtid,
         }
     )
 
@@ -73,8 +83,16 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
     lines = (SEEDS / "001_ckafka.jsonl").read_text().splitlines()[:6]
     rows = decoded(spark, lines)
     got = [
-        (r["table"], r["op"], r["detail"], r["meta"]["database"], r["meta"]["type"],
-         r["position"], r["source_ts"], r["error"])
+        (
+            r["table"],
+            r["op"],
+            r["detail"],
+            r["meta"]["database"],
+            r["meta"]["type"],
+            r["position"],
+            r["source_ts"],
+            r["error"],
+        )
         for r in rows
     ]
     ts = datetime(2022, 6, 21, 11, 52, 6)  # es 1655812326 is in seconds: scaled to ms
@@ -85,19 +103,66 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
         "KEY `ix_id` (`id`)\n) ENGINE=InnoDB AUTO_INCREMENT=1041 DEFAULT CHARSET=utf8"
     )
     assert got == [
-        (None, "ddl", "CREATE DATABASE `dip_test` CHARSET utf8mb4 COLLATE utf8mb4_0900_ai_ci",
-         "dip_test", "QUERY", [1655812326000, 1, 0], ts, None),
-        (None, "ddl", "DROP DATABASE IF EXISTS `dip_test`", "dip_test", "QUERY",
-         [1655812326000, 2, 0], ts, None),
-        ("dip_test.customers", "ddl", create, "dip_test", "CREATE", [1655812326000, 3, 0], ts,
-         None),
-        ("test.user", "ddl",
-         "ALTER TABLE `user` ADD COLUMN `createtime` datetime NULL DEFAULT CURRENT_TIMESTAMP",
-         "test", "ALTER", [1655782153000, 4, 0], datetime(2022, 6, 21, 3, 29, 13), None),
-        ("dip_test.customers", "ddl", "DROP TABLE IF EXISTS `dip_test`.`customers`", "dip_test",
-         "ERASE", [1655812326000, 5, 0], ts, None),
-        ("testDB.t_test", "ddl", "rename table test to t_test", "testDB", "RENAME",
-         [1656300979748, 6, 0], datetime(2022, 6, 27, 3, 36, 19, 748000), None),
+        (
+            None,
+            "ddl",
+            "CREATE DATABASE `dip_test` CHARSET utf8mb4 COLLATE utf8mb4_0900_ai_ci",
+            "dip_test",
+            "QUERY",
+            [1655812326000, 1, 0],
+            ts,
+            None,
+        ),
+        (
+            None,
+            "ddl",
+            "DROP DATABASE IF EXISTS `dip_test`",
+            "dip_test",
+            "QUERY",
+            [1655812326000, 2, 0],
+            ts,
+            None,
+        ),
+        (
+            "dip_test.customers",
+            "ddl",
+            create,
+            "dip_test",
+            "CREATE",
+            [1655812326000, 3, 0],
+            ts,
+            None,
+        ),
+        (
+            "test.user",
+            "ddl",
+            "ALTER TABLE `user` ADD COLUMN `createtime` datetime NULL DEFAULT CURRENT_TIMESTAMP",
+            "test",
+            "ALTER",
+            [1655782153000, 4, 0],
+            datetime(2022, 6, 21, 3, 29, 13),
+            None,
+        ),
+        (
+            "dip_test.customers",
+            "ddl",
+            "DROP TABLE IF EXISTS `dip_test`.`customers`",
+            "dip_test",
+            "ERASE",
+            [1655812326000, 5, 0],
+            ts,
+            None,
+        ),
+        (
+            "testDB.t_test",
+            "ddl",
+            "rename table test to t_test",
+            "testDB",
+            "RENAME",
+            [1656300979748, 6, 0],
+            datetime(2022, 6, 27, 3, 36, 19, 748000),
+            None,
+        ),
     ]
     assert all(r["key_columns"] == [] and r["key_source"] == "none" for r in rows)
 
@@ -121,8 +186,10 @@ def test_multi_row_update_pairs_old_with_data_and_null_means_was_null(spark: Spa
     ]
     old = [{"name": "a"}, {"price": None}]
     rows = decoded(spark, [canal("UPDATE", data, old)])
-    assert [(r["table"], r["op"], r["key_columns"], r["key_source"], r["position"], r["error"])
-            for r in rows] == [
+    assert [
+        (r["table"], r["op"], r["key_columns"], r["key_source"], r["position"], r["error"])
+        for r in rows
+    ] == [
         ("shop.items", "update", ["id"], "message", [ES, 1, 0], None),
         ("shop.items", "update", ["id"], "message", [ES, 1, 1], None),
     ]
@@ -130,16 +197,32 @@ def test_multi_row_update_pairs_old_with_data_and_null_means_was_null(spark: Spa
         "struct<id:int,name:string,price:decimal(10,2),flag:tinyint,born:date>"
     )
     assert image(rows[0], "before") == {
-        "id": 1, "name": "a", "price": Decimal("2.50"), "flag": 1, "born": date(2020, 1, 2)
+        "id": 1,
+        "name": "a",
+        "price": Decimal("2.50"),
+        "flag": 1,
+        "born": date(2020, 1, 2),
     }
     assert image(rows[0], "after") == {
-        "id": 1, "name": "b", "price": Decimal("2.50"), "flag": 1, "born": date(2020, 1, 2)
+        "id": 1,
+        "name": "b",
+        "price": Decimal("2.50"),
+        "flag": 1,
+        "born": date(2020, 1, 2),
     }
     assert image(rows[1], "before") == {
-        "id": 2, "name": "y", "price": None, "flag": 0, "born": None
+        "id": 2,
+        "name": "y",
+        "price": None,
+        "flag": 0,
+        "born": None,
     }
     assert image(rows[1], "after") == {
-        "id": 2, "name": "y", "price": Decimal("3.00"), "flag": 0, "born": None
+        "id": 2,
+        "name": "y",
+        "price": Decimal("3.00"),
+        "flag": 0,
+        "born": None,
     }
     assert rows[0]["source_ts"] == datetime(2023, 11, 14, 22, 13, 20)
 
@@ -150,10 +233,16 @@ def test_insert_and_delete_images(spark: SparkSession) -> None:
     ins, dele = decoded(spark, [canal("INSERT", [row]), canal("DELETE", [row], es=ES + 1000)])
     assert (ins["op"], image(ins, "before"), ins["position"]) == ("insert", None, [ES, 1, 0])
     assert image(ins, "after") == {
-        "id": 7, "name": "n", "price": Decimal("1.00"), "flag": 0, "born": None
+        "id": 7,
+        "name": "n",
+        "price": Decimal("1.00"),
+        "flag": 0,
+        "born": None,
     }
     assert (dele["op"], image(dele, "after"), dele["position"]) == (
-        "delete", None, [ES + 1000, 2, 0]
+        "delete",
+        None,
+        [ES + 1000, 2, 0],
     )
     assert image(dele, "before") == image(ins, "after")
 
@@ -180,8 +269,10 @@ def test_control_messages(spark: SparkSession) -> None:
         canal("MHEARTBEAT", table=""),
         canal("CINDEX", table="items", sql="CREATE INDEX ix ON items (name)"),
     ]
-    got = [(r["table"], r["op"], r["detail"], r["meta"]["type"], r["position"], r["error"])
-           for r in decoded(spark, lines)]
+    got = [
+        (r["table"], r["op"], r["detail"], r["meta"]["type"], r["position"], r["error"])
+        for r in decoded(spark, lines)
+    ]
     assert got == [
         ("shop.items", "truncate", "TRUNCATE TABLE `items`", "TRUNCATE", [ES, 1, 0], None),
         (None, "commit", "3E11FA47-71CA-11E1-9E33-C80AA9429562:23", "GTID", [ES, 2, 0], None),
@@ -222,17 +313,24 @@ LINES = {"order_id": "int", "line": "int", "qty": "int"}
 
 def test_multi_table_history_applies_as_scd1(lake: Any) -> None:
     """Inserts, updates, a PK change (2 -> 3), deletes and a re-delivered range, two tables."""
+
     def cust(kind: str, data: list[dict[str, Any]], old: Any = None, es: int = ES) -> str:
         return canal(kind, data, old, table="customers", mysql=CUSTOMERS, es=es)
 
     def line(kind: str, data: list[dict[str, Any]], old: Any = None, es: int = ES) -> str:
-        return canal(kind, data, old, table="order_lines", mysql=LINES, pk=["order_id", "line"],
-                     es=es)
+        return canal(
+            kind, data, old, table="order_lines", mysql=LINES, pk=["order_id", "line"], es=es
+        )
 
     first = [
         cust("INSERT", [{"id": "1", "email": "a@x"}, {"id": "2", "email": "b@x"}]),
-        line("INSERT", [{"order_id": "10", "line": "1", "qty": "1"},
-                        {"order_id": "10", "line": "2", "qty": "5"}]),
+        line(
+            "INSERT",
+            [
+                {"order_id": "10", "line": "1", "qty": "1"},
+                {"order_id": "10", "line": "2", "qty": "5"},
+            ],
+        ),
         cust("UPDATE", [{"id": "1", "email": "a2@x"}], [{"email": "a@x"}], es=ES + 1000),
         cust("UPDATE", [{"id": "3", "email": "b@x"}], [{"id": "2"}], es=ES + 2000),
         line("UPDATE", [{"order_id": "10", "line": "1", "qty": "2"}], [{"qty": "1"}], es=ES + 1000),

@@ -22,17 +22,17 @@ from cdclake.sources import raw_from_lines
 SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
 SEED_LINES = (SEEDS / "001_ckafka.jsonl").read_text().splitlines()
 CUSTOMERS = StructType(
-    [StructField("id", IntegerType()), *[StructField(c, StringType())
-                                         for c in ("first_name", "last_name", "email")]]
+    [
+        StructField("id", IntegerType()),
+        *[StructField(c, StringType()) for c in ("first_name", "last_name", "email")],
+    ]
 )
 
 
 def decoded(
     spark: SparkSession, lines: list[str], schema: StructType | None = None, **options: Any
 ) -> list[Row]:
-    df = decode(
-        raw_from_lines(spark, lines), "ckafka", DecodeOptions(**options), lambda _: schema
-    )
+    df = decode(raw_from_lines(spark, lines), "ckafka", DecodeOptions(**options), lambda _: schema)
     return sorted(df.collect(), key=lambda r: r["lineage"]["offset"])
 
 
@@ -44,30 +44,75 @@ def image(row: Row, which: str) -> dict[str, Any] | None:
 def test_seed_001_dml_typed_from_the_table(spark: SparkSession) -> None:
     """+I(1004, Anne, ...)  -U(1004, Anne) +U(1004, Anne Marie)  -D(1004, Anne Marie)."""
     rows = decoded(spark, SEED_LINES[6:], CUSTOMERS)
-    got = [(r["table"], r["op"], r["key_columns"], r["key_source"], r["position"],
-            r["source_ts"], r["meta"]["gtid"], r["meta"]["binlog_name"], r["error"])
-           for r in rows]
-    assert got == [
-        ("inventory.customers", "insert", [], "none", [3, 154], datetime(1970, 1, 1, 8, 0), None,
-         "mysql-bin.000003", None),
-        ("inventory.customers", "update", [], "none", [3, 484], datetime(2016, 6, 11, 1, 50, 29),
-         None, "mysql-bin.000003", None),
-        ("inventory.customers", "delete", [], "none", [3, 805], datetime(2016, 6, 11, 2, 5, 2),
-         None, "mysql-bin.000003", None),
+    got = [
+        (
+            r["table"],
+            r["op"],
+            r["key_columns"],
+            r["key_source"],
+            r["position"],
+            r["source_ts"],
+            r["meta"]["gtid"],
+            r["meta"]["binlog_name"],
+            r["error"],
+        )
+        for r in rows
     ]
-    anne = {"id": 1004, "first_name": "Anne", "last_name": "Kretchmar",
-            "email": "annek@noanswer.org"}
+    assert got == [
+        (
+            "inventory.customers",
+            "insert",
+            [],
+            "none",
+            [3, 154],
+            datetime(1970, 1, 1, 8, 0),
+            None,
+            "mysql-bin.000003",
+            None,
+        ),
+        (
+            "inventory.customers",
+            "update",
+            [],
+            "none",
+            [3, 484],
+            datetime(2016, 6, 11, 1, 50, 29),
+            None,
+            "mysql-bin.000003",
+            None,
+        ),
+        (
+            "inventory.customers",
+            "delete",
+            [],
+            "none",
+            [3, 805],
+            datetime(2016, 6, 11, 2, 5, 2),
+            None,
+            "mysql-bin.000003",
+            None,
+        ),
+    ]
+    anne = {
+        "id": 1004,
+        "first_name": "Anne",
+        "last_name": "Kretchmar",
+        "email": "annek@noanswer.org",
+    }
     anne_marie = {**anne, "first_name": "Anne Marie"}
     assert [(image(r, "before"), image(r, "after")) for r in rows] == [
-        (None, anne), (anne, anne_marie), (anne_marie, None)
+        (None, anne),
+        (anne, anne_marie),
+        (anne_marie, None),
     ]
 
 
 def test_seed_001_ddl_goes_to_canal_without_a_position(spark: SparkSession) -> None:
     """The six canal-form DDL messages decode in a CKafka stream; binlog coordinates unknown."""
     rows = decoded(spark, SEED_LINES)
-    assert [(r["table"], r["op"], r["meta"]["type"], r["position"], r["error"])
-            for r in rows[:6]] == [
+    assert [
+        (r["table"], r["op"], r["meta"]["type"], r["position"], r["error"]) for r in rows[:6]
+    ] == [
         (None, "ddl", "QUERY", None, None),
         (None, "ddl", "QUERY", None, None),
         ("dip_test.customers", "ddl", "CREATE", None, None),
@@ -77,8 +122,12 @@ def test_seed_001_ddl_goes_to_canal_without_a_position(spark: SparkSession) -> N
     ]
     assert rows[2]["detail"].startswith("CREATE TABLE `customers` (\n`id` int NOT NULL")
     # without a table, the text values are typed by inference: all strings
-    assert image(rows[6], "after") == {"id": "1004", "first_name": "Anne",
-                                       "last_name": "Kretchmar", "email": "annek@noanswer.org"}
+    assert image(rows[6], "after") == {
+        "id": "1004",
+        "first_name": "Anne",
+        "last_name": "Kretchmar",
+        "email": "annek@noanswer.org",
+    }
 
 
 def test_time_is_read_in_the_source_time_zone(spark: SparkSession) -> None:
@@ -89,21 +138,37 @@ def test_time_is_read_in_the_source_time_zone(spark: SparkSession) -> None:
 
 
 def ckafka(kind: str, pos: int, new: Any = None, old: Any = None, **extra: Any) -> str:
-    return json.dumps({
-        "BINLOG_NAME": "mysql-bin.000003", "BINLOG_POS": pos, "DATABASE": "inventory",
-        "EVENT_SERVER_ID": None, "GLOBAL_ID": None, "GROUP_ID": None, "NEW_VALUES": new,
-        "OLD_VALUES": old, "TABLE": "customers", "TIME": "20240101000000", "TYPE": kind, **extra,
-    })
+    return json.dumps(
+        {
+            "BINLOG_NAME": "mysql-bin.000003",
+            "BINLOG_POS": pos,
+            "DATABASE": "inventory",
+            "EVENT_SERVER_ID": None,
+            "GLOBAL_ID": None,
+            "GROUP_ID": None,
+            "NEW_VALUES": new,
+            "OLD_VALUES": old,
+            "TABLE": "customers",
+            "TIME": "20240101000000",
+            "TYPE": kind,
+            **extra,
+        }
+    )
 
 
 def test_lowercase_l_insert_gtid_and_binlog_file_order(spark: SparkSession) -> None:
     row = {"id": "1", "first_name": "a", "last_name": "b", "email": "c"}
-    rows = decoded(spark, [
-        ckafka("l", 4, row, BINLOG_NAME="mysql-bin.000010", GLOBAL_ID="uuid:7"),
-        ckafka("I", 900, row, BINLOG_NAME="mysql-bin.000009"),
-    ], CUSTOMERS)
+    rows = decoded(
+        spark,
+        [
+            ckafka("l", 4, row, BINLOG_NAME="mysql-bin.000010", GLOBAL_ID="uuid:7"),
+            ckafka("I", 900, row, BINLOG_NAME="mysql-bin.000009"),
+        ],
+        CUSTOMERS,
+    )
     assert [(r["op"], r["position"], r["meta"]["gtid"]) for r in rows] == [
-        ("insert", [10, 4], "uuid:7"), ("insert", [9, 900], None)
+        ("insert", [10, 4], "uuid:7"),
+        ("insert", [9, 900], None),
     ]
     assert rows[0]["position"] > rows[1]["position"]  # file 10 after file 9, whatever the pos
 
@@ -132,24 +197,46 @@ def test_bad_messages_are_quarantined_with_a_reason(spark: SparkSession) -> None
 
 
 def test_canal_form_truncate_cannot_be_ordered_and_is_quarantined(spark: SparkSession) -> None:
-    truncate = json.dumps({"data": None, "database": "inventory", "es": 1, "id": 0,
-                           "isDdl": True, "sql": "TRUNCATE TABLE customers",
-                           "table": "customers", "type": "TRUNCATE"})
+    truncate = json.dumps(
+        {
+            "data": None,
+            "database": "inventory",
+            "es": 1,
+            "id": 0,
+            "isDdl": True,
+            "sql": "TRUNCATE TABLE customers",
+            "table": "customers",
+            "type": "TRUNCATE",
+        }
+    )
     [row] = decoded(spark, [truncate])
     assert row["op"] == "truncate"
     assert row["error"].startswith("a canal-form TRUNCATE in a CKafka stream has no binlog")
 
 
 def create_table(table: str, body: str) -> str:
-    return json.dumps({
-        "data": None, "database": "inventory", "es": 1655812326, "id": 0, "isDdl": True,
-        "mysqlType": None, "old": None, "pkNames": None, "sql": f"CREATE TABLE `{table}` ({body})",
-        "sqlType": None, "table": table, "ts": 1655812326, "type": "CREATE",
-    })
+    return json.dumps(
+        {
+            "data": None,
+            "database": "inventory",
+            "es": 1655812326,
+            "id": 0,
+            "isDdl": True,
+            "mysqlType": None,
+            "old": None,
+            "pkNames": None,
+            "sql": f"CREATE TABLE `{table}` ({body})",
+            "sqlType": None,
+            "table": table,
+            "ts": 1655812326,
+            "type": "CREATE",
+        }
+    )
 
 
 def test_history_after_create_table_applies_with_the_ddl_key(lake: Any) -> None:
     """CREATE TABLE gives types and keys; inserts, updates, a PK change, deletes, a re-send."""
+
     def c(kind: str, pos: int, new: Any = None, old: Any = None) -> str:
         return ckafka(kind, pos, new, old)
 
@@ -163,10 +250,16 @@ def test_history_after_create_table_applies_with_the_ddl_key(lake: Any) -> None:
         return {"customer_id": str(i), "label": label, "weight": weight}
 
     lines = [
-        create_table("customers", "`id` int NOT NULL, `first_name` varchar(255), "
-                     "`last_name` varchar(255), `email` varchar(255), PRIMARY KEY (`id`)"),
-        create_table("tags", "`customer_id` int NOT NULL, `label` varchar(20) NOT NULL, "
-                     "`weight` decimal(5,2), PRIMARY KEY (`customer_id`, `label`)"),
+        create_table(
+            "customers",
+            "`id` int NOT NULL, `first_name` varchar(255), "
+            "`last_name` varchar(255), `email` varchar(255), PRIMARY KEY (`id`)",
+        ),
+        create_table(
+            "tags",
+            "`customer_id` int NOT NULL, `label` varchar(20) NOT NULL, "
+            "`weight` decimal(5,2), PRIMARY KEY (`customer_id`, `label`)",
+        ),
         c("I", 100, cust(1, "ann")),
         c("I", 200, cust(2, "bob")),
         t("I", 300, tag(1, "vip", "1.50")),

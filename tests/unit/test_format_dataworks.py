@@ -39,25 +39,81 @@ def test_seed_003_heartbeat_and_data_changes(spark: SparkSession) -> None:
     rows = decoded(spark, (SEEDS / "003_dataworks.jsonl").read_text().splitlines())
     seq = 1620457642589000000
     hi, lo = divmod(seq, 10**18)
-    got = [(r["table"], r["op"], r["key_columns"], r["key_source"], r["position"],
-            r["source_ts"], r["meta"]["type"], r["error"]) for r in rows]
+    got = [
+        (
+            r["table"],
+            r["op"],
+            r["key_columns"],
+            r["key_source"],
+            r["position"],
+            r["source_ts"],
+            r["meta"]["type"],
+            r["error"],
+        )
+        for r in rows
+    ]
     assert got == [
         (None, "heartbeat", [], "none", None, datetime(2021, 5, 8, 7, 7, 39), "MHEARTBEAT", None),
-        (NO_PK, "insert", [ROW_ID], "message", [hi, lo, 1], datetime(2021, 5, 8, 7, 11, 36),
-         "INSERT", None),
-        (NO_PK, "update", [ROW_ID], "message", [hi, lo + 1, 0], datetime(2021, 5, 8, 7, 14, 37),
-         "UPDATE_BEFOR", None),
-        (NO_PK, "update", [ROW_ID], "message", [hi, lo + 1, 1], datetime(2021, 5, 8, 7, 14, 37),
-         "UPDATE_AFTER", None),
-        (NO_PK, "update", [ROW_ID], "message", [hi, lo + 1, 1], datetime(2021, 5, 8, 7, 14, 37),
-         "UPDATE_AFTER", None),
-        (NO_PK, "delete", [ROW_ID], "message", [hi, lo + 2, 1], datetime(2021, 5, 8, 7, 17, 46),
-         "DELETE", None),
+        (
+            NO_PK,
+            "insert",
+            [ROW_ID],
+            "message",
+            [hi, lo, 1],
+            datetime(2021, 5, 8, 7, 11, 36),
+            "INSERT",
+            None,
+        ),
+        (
+            NO_PK,
+            "update",
+            [ROW_ID],
+            "message",
+            [hi, lo + 1, 0],
+            datetime(2021, 5, 8, 7, 14, 37),
+            "UPDATE_BEFOR",
+            None,
+        ),
+        (
+            NO_PK,
+            "update",
+            [ROW_ID],
+            "message",
+            [hi, lo + 1, 1],
+            datetime(2021, 5, 8, 7, 14, 37),
+            "UPDATE_AFTER",
+            None,
+        ),
+        (
+            NO_PK,
+            "update",
+            [ROW_ID],
+            "message",
+            [hi, lo + 1, 1],
+            datetime(2021, 5, 8, 7, 14, 37),
+            "UPDATE_AFTER",
+            None,
+        ),
+        (
+            NO_PK,
+            "delete",
+            [ROW_ID],
+            "message",
+            [hi, lo + 2, 1],
+            datetime(2021, 5, 8, 7, 17, 46),
+            "DELETE",
+            None,
+        ),
     ]
     man = {"name": "name11", "job": "job11", "sex": "man", ROW_ID: 15}
     woman = {**man, "sex": "woman"}
     assert [(image(r, "before"), image(r, "after")) for r in rows] == [
-        (None, None), (None, man), (man, None), (None, woman), (man, woman), (woman, None)
+        (None, None),
+        (None, man),
+        (man, None),
+        (None, woman),
+        (man, woman),
+        (woman, None),
     ]
     assert row_types(rows[1]) == f"struct<name:string,job:string,sex:string,{ROW_ID}:bigint>"
 
@@ -77,25 +133,43 @@ def test_seed_003_format_example_repaired(spark: SparkSession) -> None:
     assert listed["error"].startswith(
         "unknown DataWorks op 'INSERT/UPDATE_BEFOR/UPDATE_AFTER/DELETE/TRANSACTION_BEGIN/"
     )
-    assert listed["error"].endswith("(expected one of INSERT, UPDATE_BEFOR, UPDATE_BEFORE, "
-                                    "UPDATE_AFTER, DELETE, TRANSACTION_BEGIN, TRANSACTION_END, "
-                                    "CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX, "
-                                    "TRUNCATE, GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT)")
+    assert listed["error"].endswith(
+        "(expected one of INSERT, UPDATE_BEFOR, UPDATE_BEFORE, "
+        "UPDATE_AFTER, DELETE, TRANSACTION_BEGIN, TRANSACTION_END, "
+        "CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX, "
+        "TRUNCATE, GTID, XACOMMIT, XAROLLBACK, MHEARTBEAT)"
+    )
     assert (update["table"], update["op"], update["key_columns"], update["position"]) == (
-        "myDatabase.mySchema.tableName", "update", ["id"], [1, 590315269000000001, 1]
+        "myDatabase.mySchema.tableName",
+        "update",
+        ["id"],
+        [1, 590315269000000001, 1],
     )
     assert row_types(update) == (
         "struct<id:bigint,name:string,binData:binary,ts:timestamp,rowid:string>"
     )
     ts = datetime(2020, 5, 24, 10, 14, 29, tzinfo=UTC)
-    assert image(update, "before") == {"id": 111, "name": "scooter", "binData": b"scooter",
-                                       "ts": ts, "rowid": "AAIUMPAAFAACxExAAE"}
-    assert image(update, "after") == {"id": 222, "name": "donald", "binData": b"donald",
-                                      "ts": ts, "rowid": "AAIUMPAAFAACxExAAE"}
+    assert image(update, "before") == {
+        "id": 111,
+        "name": "scooter",
+        "binData": b"scooter",
+        "ts": ts,
+        "rowid": "AAIUMPAAFAACxExAAE",
+    }
+    assert image(update, "after") == {
+        "id": 222,
+        "name": "donald",
+        "binData": b"donald",
+        "ts": ts,
+        "rowid": "AAIUMPAAFAACxExAAE",
+    }
     assert update["meta"]["scn"] == "2345678"
     assert update["source_ts"] == datetime(1970, 1, 1, 0, 0, 0, 1000)  # eventTime 1 (ms)
     assert (alter["op"], alter["detail"], alter["table"], alter["meta"]["database"]) == (
-        "ddl", "ADD COLUMN ...", "myDatabase.mySchema.tableName", "myDatabase"
+        "ddl",
+        "ADD COLUMN ...",
+        "myDatabase.mySchema.tableName",
+        "myDatabase",
     )
 
 
@@ -112,34 +186,39 @@ def dw(
 ) -> str:
     """One DataWorks message (MySQL source ``shop``); ``pk=None`` is a table without key."""
     columns = columns or {"id": "LONG", "name": "STRING", "price": "DOUBLE", "ok": "BOOLEAN"}
-    return json.dumps({
-        "schema": {
-            "dataColumn": [{"name": n, "type": t} for n, t in columns.items()],
-            "primaryKey": None if pk is None else list(pk),
-            "source": {"dbType": "MySQL", "dbName": "shop", "tableName": table},
-        },
-        "payload": {
-            "before": before and {"dataColumn": before},
-            "after": after and {"dataColumn": after},
-            "sequenceId": None if seq is None else str(seq),
-            "timestamp": {"eventTime": 1700000000000, "systemTime": 1700000000001},
-            "op": op,
-            "ddl": ddl and {"text": ddl, "ddlMeta": None},
-        },
-        "version": "0.0.1",
-    })
+    return json.dumps(
+        {
+            "schema": {
+                "dataColumn": [{"name": n, "type": t} for n, t in columns.items()],
+                "primaryKey": None if pk is None else list(pk),
+                "source": {"dbType": "MySQL", "dbName": "shop", "tableName": table},
+            },
+            "payload": {
+                "before": before and {"dataColumn": before},
+                "after": after and {"dataColumn": after},
+                "sequenceId": None if seq is None else str(seq),
+                "timestamp": {"eventTime": 1700000000000, "systemTime": 1700000000001},
+                "op": op,
+                "ddl": ddl and {"text": ddl, "ddlMeta": None},
+            },
+            "version": "0.0.1",
+        }
+    )
 
 
 def test_control_ops_and_typed_values(spark: SparkSession) -> None:
     row = {"id": 1, "name": "a", "price": 2.5, "ok": True}
-    rows = decoded(spark, [
-        dw("TRANSACTION_BEGIN", 5),
-        dw("UPDATE_BEFORE", 6, before=row),
-        dw("TRANSACTION_END", 7),
-        dw("TRUNCATE", 8, ddl="TRUNCATE TABLE items"),
-        dw("CINDEX", 9, ddl="CREATE INDEX ix ON items (name)"),
-        dw("XAROLLBACK", 10),
-    ])
+    rows = decoded(
+        spark,
+        [
+            dw("TRANSACTION_BEGIN", 5),
+            dw("UPDATE_BEFORE", 6, before=row),
+            dw("TRANSACTION_END", 7),
+            dw("TRUNCATE", 8, ddl="TRUNCATE TABLE items"),
+            dw("CINDEX", 9, ddl="CREATE INDEX ix ON items (name)"),
+            dw("XAROLLBACK", 10),
+        ],
+    )
     assert [(r["op"], r["position"], r["detail"], r["error"]) for r in rows] == [
         ("begin", [0, 5, 1], None, None),
         ("update", [0, 6, 0], None, None),
@@ -186,6 +265,7 @@ def test_sequence_id_compares_as_a_number(spark: SparkSession) -> None:
 
 def test_multi_table_history_applies_as_scd1(lake: Any) -> None:
     """Two-message and one-message updates, a PK change, deletes, a keyless table, a re-send."""
+
     def item(i: int, name: str) -> dict[str, Any]:
         return {"id": i, "name": name, "price": 1.5, "ok": True}
 
@@ -219,8 +299,10 @@ def test_multi_table_history_applies_as_scd1(lake: Any) -> None:
 
 def test_heartbeats_leave_tables_untouched(lake: Any, spark: SparkSession) -> None:
     heartbeat = (SEEDS / "003_dataworks.jsonl").read_text().splitlines()[0]
-    lake.apply([dw("INSERT", 1, after={"id": 1, "name": "a", "price": 0.5, "ok": False})],
-               format="dataworks")
+    lake.apply(
+        [dw("INSERT", 1, after={"id": 1, "name": "a", "price": 0.5, "ok": False})],
+        format="dataworks",
+    )
     path = Target(str(lake.root)).table_path("shop.items")
     version = DeltaTable.forPath(spark, path).history(1).first()["version"]
     result = lake.apply([heartbeat, heartbeat], format="dataworks")

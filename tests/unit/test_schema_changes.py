@@ -6,20 +6,50 @@ import json
 
 
 def ddl(sql: str, type_: str, es: int, table: str = "users", db: str = "shop") -> str:
-    return json.dumps({
-        "data": None, "database": db, "es": es, "id": 0, "isDdl": True, "mysqlType": None,
-        "old": None, "pkNames": None, "sql": sql, "sqlType": None, "table": table, "ts": es,
-        "type": type_,
-    })
+    return json.dumps(
+        {
+            "data": None,
+            "database": db,
+            "es": es,
+            "id": 0,
+            "isDdl": True,
+            "mysqlType": None,
+            "old": None,
+            "pkNames": None,
+            "sql": sql,
+            "sqlType": None,
+            "table": table,
+            "ts": es,
+            "type": type_,
+        }
+    )
 
 
-def row(type_: str, es: int, data: list[dict], mysql: dict, old: list[dict] | None = None,
-        table: str = "users") -> str:
-    return json.dumps({
-        "data": data, "database": "shop", "es": es, "id": 1, "isDdl": False, "mysqlType": mysql,
-        "old": old, "pkNames": None, "sql": "", "sqlType": None, "table": table, "ts": es,
-        "type": type_,
-    })
+def row(
+    type_: str,
+    es: int,
+    data: list[dict],
+    mysql: dict,
+    old: list[dict] | None = None,
+    table: str = "users",
+) -> str:
+    return json.dumps(
+        {
+            "data": data,
+            "database": "shop",
+            "es": es,
+            "id": 1,
+            "isDdl": False,
+            "mysqlType": mysql,
+            "old": old,
+            "pkNames": None,
+            "sql": "",
+            "sqlType": None,
+            "table": table,
+            "ts": es,
+            "type": type_,
+        }
+    )
 
 
 V1 = {"id": "int", "name": "varchar(20)"}
@@ -27,16 +57,25 @@ V2 = {**V1, "score": "decimal(5,2)"}
 
 
 def test_create_table_then_rows_then_add_column(lake):
-    r = lake.apply([
-        ddl("CREATE TABLE `users` (`id` int NOT NULL, `name` varchar(20), PRIMARY KEY (`id`))",
-            "CREATE", 1_700_000_000_000),
-        row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "ann"}], V1),
-        ddl("ALTER TABLE `users` ADD COLUMN `score` decimal(5,2) NULL", "ALTER",
-            1_700_000_002_000),
-        row("INSERT", 1_700_000_003_000, [{"id": "2", "name": "bob", "score": "9.50"}], V2),
-        ddl("CREATE INDEX ix_name ON users (name)", "CINDEX", 1_700_000_004_000),
-        ddl("ALTER TABLE users ADD COLUMN (", "ALTER", 1_700_000_005_000),
-    ], format="canal")
+    r = lake.apply(
+        [
+            ddl(
+                "CREATE TABLE `users` (`id` int NOT NULL, `name` varchar(20), PRIMARY KEY (`id`))",
+                "CREATE",
+                1_700_000_000_000,
+            ),
+            row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "ann"}], V1),
+            ddl(
+                "ALTER TABLE `users` ADD COLUMN `score` decimal(5,2) NULL",
+                "ALTER",
+                1_700_000_002_000,
+            ),
+            row("INSERT", 1_700_000_003_000, [{"id": "2", "name": "bob", "score": "9.50"}], V2),
+            ddl("CREATE INDEX ix_name ON users (name)", "CINDEX", 1_700_000_004_000),
+            ddl("ALTER TABLE users ADD COLUMN (", "ALTER", 1_700_000_005_000),
+        ],
+        format="canal",
+    )
     from decimal import Decimal
 
     assert lake.rows("shop.users") == [(1, "ann", None), (2, "bob", Decimal("9.50"))]
@@ -47,7 +86,9 @@ def test_create_table_then_rows_then_add_column(lake):
     log = lake.spark.read.format("delta").load(str(lake.root / "_cdc_ddl"))
     outcomes = sorted((x["action"], x["outcome"]) for x in log.collect())
     assert outcomes == [
-        ("add column", "applied"), ("create index", "skipped"), ("create table", "applied"),
+        ("add column", "applied"),
+        ("create index", "skipped"),
+        ("create table", "applied"),
         ("parse", "failed"),
     ]
     assert r.control_by_op == {"ddl": 3}  # the unparsable one is quarantined, not control
@@ -61,18 +102,29 @@ def test_include_exclude_and_table_mapping(lake):
         row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "a"}], V1, table="users"),
         row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "a"}], V1, table="audit_log"),
     ]
-    r = lake.apply(lines, format="canal", keys={"shop.users": ("id",)},
-                   exclude=("*.audit_*",), table_map={"shop.users": "people"})
+    r = lake.apply(
+        lines,
+        format="canal",
+        keys={"shop.users": ("id",)},
+        exclude=("*.audit_*",),
+        table_map={"shop.users": "people"},
+    )
     assert set(r.tables) == {"shop.users"}
     assert r.excluded == 1
     assert sorted(p.name for p in lake.root.iterdir() if not p.name.startswith("_")) == ["people"]
 
 
 def test_progress_records_last_event_per_source(lake):
-    lake.apply([row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "a"}], V1)],
-               format="canal", source="a.jsonl")
-    lake.apply([row("INSERT", 1_700_000_009_000, [{"id": "2", "name": "b"}], V1)],
-               format="canal", source="a.jsonl")
+    lake.apply(
+        [row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "a"}], V1)],
+        format="canal",
+        source="a.jsonl",
+    )
+    lake.apply(
+        [row("INSERT", 1_700_000_009_000, [{"id": "2", "name": "b"}], V1)],
+        format="canal",
+        source="a.jsonl",
+    )
     prog = lake.spark.read.format("delta").load(str(lake.root / "_cdc_progress")).collect()
     assert [(p["source"], p["records"], str(p["last_event_time"])) for p in prog] == [
         ("a.jsonl", 2, "2023-11-14 22:13:29")

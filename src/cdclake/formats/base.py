@@ -144,13 +144,40 @@ def json_list_token(schema_token: str, what: str) -> list[Any]:
     return items
 
 
+TOMBSTONE = "_tombstone"
+"""Column :func:`parse_value` adds: the record's value is null (a Kafka tombstone)."""
+
+
 def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     """``raw`` plus ``_v``: the value parsed ONCE with ``schema`` (a DDL string that ends with
-    ``_malformed STRING``, which holds the text of a value that is not valid JSON)."""
-    from pyspark.sql import functions as F
+    ``_malformed STRING``, which holds the text of a value that is not valid JSON), and
+    :data:`TOMBSTONE`.
 
-    parsed = F.from_json(F.col("value"), schema, {"columnNameOfCorruptRecord": MALFORMED})
-    return raw.select("*", parsed.alias("_v"))
+    A ``nested`` record (a line that is a record object) is parsed as a whole, with ``schema``
+    under ``value``: the value is not re-serialized to text and parsed again. Only ``raw`` is
+    read (it is the value itself when not nested); a record whose ``value`` is not an object (a
+    JSON string holding the message, say) falls back to parsing that text.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    options = {"columnNameOfCorruptRecord": MALFORMED}
+    value_type = StructType.fromDDL(schema)
+    inner = StructType([f for f in value_type.fields if f.name != MALFORMED])
+    record_type = StructType([StructField("value", inner), StructField(MALFORMED, StringType())])
+    nested = F.col("nested")
+    staged = raw.withColumn("_rec", F.when(nested, F.from_json(F.col("raw"), record_type, options)))
+    rec = F.col("_rec")
+    unwrapped = rec["value"].withField(MALFORMED, F.lit(None).cast("string"))
+    as_text = F.when(nested, F.from_json(F.col("raw"), "value STRING")["value"]).otherwise(
+        F.col("raw")
+    )
+    use_rec = nested & rec[MALFORMED].isNull()
+    return staged.select(
+        *raw.columns,
+        F.when(use_rec, unwrapped).otherwise(F.from_json(as_text, value_type, options)).alias("_v"),
+        F.when(use_rec, rec["value"].isNull()).otherwise(as_text.isNull()).alias(TOMBSTONE),
+    )
 
 
 def select_envelope(df: DataFrame, **columns: Column) -> DataFrame:

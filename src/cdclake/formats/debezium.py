@@ -52,6 +52,7 @@ from pyspark.sql.types import DataType
 
 from cdclake.formats import debezium_types
 from cdclake.formats.base import (
+    TOMBSTONE,
     ColumnSpec,
     DecodeOptions,
     Format,
@@ -109,8 +110,8 @@ _VALUE = ", ".join(
 
 def _lsn_parts(lsn: Column) -> list[Column]:
     """SQL Server LSN ``0000002b:00000758:0003`` -> its three parts as numbers (-1 when absent)."""
-    parts = F.split(lsn, ":")
-    return [F.coalesce(F.conv(F.get(parts, i), 16, 10).cast("bigint"), F.lit(-1)) for i in range(3)]
+    parts = [F.split_part(lsn, F.lit(":"), F.lit(i)) for i in (1, 2, 3)]
+    return [F.coalesce(F.conv(p, 16, 10).try_cast("bigint"), F.lit(-1)) for p in parts]
 
 
 def _num(text: Column) -> Column:
@@ -179,9 +180,11 @@ def _lookup(mapping: dict[str, str]) -> Column:
 
 
 def _parsed_key(key: Column) -> Column:
-    """The record key read once as ``schema``/``payload`` text (its own column: see
-    :func:`_key_columns`)."""
-    return F.when(key.isNotNull(), F.from_json(key, "schema STRING, payload STRING"))
+    """The record key read once (its own column: see :func:`_key_columns`): the payload as text,
+    and whether there is a schema (read as a one-field struct: its text is never needed)."""
+    return F.when(
+        key.isNotNull(), F.from_json(key, "`schema` STRUCT<type: STRING>, payload STRING")
+    )
 
 
 def _key_columns(key: Column, parsed: Column) -> Column:
@@ -234,7 +237,7 @@ class DebeziumFormat(Format):
         src = body["source"]
         op_code = body["op"]
         status = body["status"]
-        tombstone = F.col("value").isNull()
+        tombstone = F.col(TOMBSTONE)
         fields = v["schema"]["fields"]
         token = F.coalesce(
             F.get(F.filter(fields, lambda f: f["field"] == "after"), 0)["fields"],

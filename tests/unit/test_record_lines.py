@@ -1,0 +1,69 @@
+"""A line that is a record object is parsed once, with the format's schema under ``value``.
+
+The shapes a value can take inside a record (an object, null, a JSON string holding the message,
+something else) must decode exactly as the same value given bare.
+"""
+
+from __future__ import annotations
+
+import json
+
+from dbz import event, tombstone
+from pyspark.sql import SparkSession
+
+from cdclake import decode, sources
+from cdclake.model import Op
+
+
+def _decoded(spark: SparkSession, lines: list[str]) -> list[dict[str, object]]:
+    changes = decode.decode(sources.raw_from_lines(spark, lines), "debezium")
+    rows = changes.orderBy("lineage.offset").collect()
+    return [
+        {
+            "table": r["table"],
+            "op": r["op"],
+            "key_columns": r["key_columns"],
+            "after": None if r["after"] is None else json.loads(r["after"].toJson()),
+            "position": r["position"],
+            "error": r["error"],
+        }
+        for r in rows
+    ]
+
+
+def test_record_and_bare_value_decode_alike(spark: SparkSession) -> None:
+    line = event("c", after={"id": 1, "name": "a", "qty": 5}, lsn=10)
+    bare = json.dumps(json.loads(line)["value"])
+    as_string = json.dumps({"key": {"id": 1}, "value": bare})
+
+    record, plain, stringified = _decoded(spark, [line, bare, as_string])
+
+    assert record == {
+        "table": "shop.public.items",
+        "op": Op.INSERT,
+        "key_columns": ["id"],
+        "after": {"id": 1, "name": "a", "qty": 5},
+        "position": [10],
+        "error": None,
+    }
+    # bare: no record key, so no key columns; otherwise the same change
+    assert plain == {**record, "key_columns": []}
+    # a value written as a JSON string that holds the message reads like the object itself
+    assert stringified == record
+
+
+def test_record_value_null_is_a_tombstone_and_other_values_are_quarantined(
+    spark: SparkSession,
+) -> None:
+    lines = [
+        tombstone({"id": 1}),
+        json.dumps({"key": {"id": 2}, "value": 42}),
+        # a field outside the record fields: the whole object is the value (not a record)
+        json.dumps({"value": json.loads(event("c", after={"id": 3}))["value"], "extra": 1}),
+    ]
+
+    tomb, number, not_record = _decoded(spark, lines)
+
+    assert (tomb["op"], tomb["error"]) == (Op.TOMBSTONE, None)
+    assert number["error"] == "not valid JSON"
+    assert not_record["error"] == "not a Debezium change event: no op, status or ts_ms"
