@@ -15,8 +15,10 @@ from cdclake import decode, sources
 from cdclake.model import Op
 
 
-def _decoded(spark: SparkSession, lines: list[str]) -> list[dict[str, object]]:
-    changes = decode.decode(sources.raw_from_lines(spark, lines), "debezium")
+def _decoded(
+    spark: SparkSession, lines: list[str], fmt: str = "debezium"
+) -> list[dict[str, object]]:
+    changes = decode.decode(sources.raw_from_lines(spark, lines), fmt)
     rows = changes.orderBy("lineage.offset").collect()
     return [
         {
@@ -67,3 +69,21 @@ def test_record_value_null_is_a_tombstone_and_other_values_are_quarantined(
     assert (tomb["op"], tomb["error"]) == (Op.TOMBSTONE, None)
     assert number["error"] == "not valid JSON"
     assert not_record["error"] == "not a Debezium change event: no op, status or ts_ms"
+
+
+def test_auto_detects_inside_records(spark: SparkSession) -> None:
+    line = event("u", before={"id": 1, "name": "a"}, after={"id": 1, "name": "b"}, lsn=11)
+    lines = [
+        line,
+        json.dumps({"key": {"id": 1}, "value": json.dumps(json.loads(line)["value"])}),
+        tombstone({"id": 1}),
+        json.dumps({"key": None, "value": {"neither": "format"}}),
+    ]
+
+    auto = _decoded(spark, lines, "auto")
+
+    assert auto[:3] == _decoded(spark, lines[:3])
+    assert [r["op"] for r in auto[:3]] == [Op.UPDATE, Op.UPDATE, Op.TOMBSTONE]
+    assert auto[3]["error"] == (
+        "not a message of any known format (debezium, canal, ckafka, dataworks)"
+    )
