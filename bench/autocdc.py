@@ -35,7 +35,8 @@ class AutoCdc:
     """One Connect client on the benchmark's JVM; :meth:`run` applies one input file."""
 
     def __init__(self, spark: SparkSession, storage: Path) -> None:
-        """``spark`` must have been built with ``spark.connect.grpc.binding.port`` set."""
+        """``spark`` must have been built with the ``spark.connect.grpc.binding.*`` settings of
+        :mod:`bench.run`."""
         self.spark, self.storage = spark, storage
         self.connect: Any = None
         self.error: str | None = None
@@ -47,12 +48,12 @@ class AutoCdc:
                 f"pyspark[pipelines] extra: bench/run.sh installs it into {EXTRA_SITE}"
             )
             return
-        port = spark.conf.get("spark.connect.grpc.binding.port")
         jvm = spark.sparkContext._jvm
         assert jvm is not None
-        jvm.org.apache.spark.sql.connect.service.SparkConnectService.start(
-            spark._jsc.sc()  # type: ignore[union-attr]
-        )
+        package = jvm.org.apache.spark.sql.connect.service
+        package.SparkConnectService.start(spark._jsc.sc())  # type: ignore[union-attr]
+        # the Scala object's accessor (no static forwarder): the port the service did bind
+        port = getattr(getattr(package, "SparkConnectService$"), "MODULE$").localPort()
         from pyspark.sql.connect.session import SparkSession as ConnectSession
 
         self.connect = ConnectSession.builder.remote(f"sc://127.0.0.1:{port}").create()

@@ -143,7 +143,11 @@ class Bench:
             .config("spark.eventLog.compress", "false")  # plain JSON lines, one file
             .config("spark.eventLog.rolling.enabled", "false")
             .config("spark.sql.warehouse.dir", (self.work / "warehouse").as_uri())
+            # AUTO CDC's Connect service: loopback only; the port picked now may be taken by the
+            # time the service starts, so it may move up (the client reads the bound port)
+            .config("spark.connect.grpc.binding.address", "127.0.0.1")
             .config("spark.connect.grpc.binding.port", str(free_port()))
+            .config("spark.connect.grpc.port.maxRetries", "50")
         )
         t0 = time.perf_counter()
         self.spark = b.getOrCreate()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 from pydantic import ValidationError
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cdclake.apply.batch import BatchResult
-    from cdclake.config import ApplyConfig
+    from cdclake.config import ApplyConfig, DropPolicy, RenamePolicy
 
 app = typer.Typer(
     add_completion=False,
@@ -30,7 +30,7 @@ err = Console(stderr=True, soft_wrap=True)
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
 
-def _spark():  # type: ignore[no-untyped-def]
+def _spark() -> SparkSession:
     from cdclake import _spark as s
 
     return s.get_or_create()
@@ -110,9 +110,10 @@ def apply(
             table_map=dict(parse_mapping(m) for m in map_table or []),
             tinyint1_as_boolean=tinyint1_as_boolean,
             source_timezone=source_timezone,
-            drop_column=drop_column,
-            drop_table=drop_table,
-            rename_table=rename_table,
+            # checked by the config model, whose error names the allowed values
+            drop_column=cast("DropPolicy", drop_column),
+            drop_table=cast("DropPolicy", drop_table),
+            rename_table=cast("RenamePolicy", rename_table),
             trigger_interval=trigger_interval,
             kafka_bootstrap=kafka_bootstrap,
             topics=tuple(topic or []),

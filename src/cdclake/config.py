@@ -57,6 +57,12 @@ def parse_mapping(spec: str) -> tuple[str, str]:
     return source.strip(), target.strip()
 
 
+DropPolicy = Literal["keep", "drop"]
+"""What a DROP COLUMN / DROP TABLE does to the Delta table."""
+RenamePolicy = Literal["follow", "keep"]
+"""What a RENAME TABLE does: follow it (rename the Delta table) or keep the old name."""
+
+
 class ApplyConfig(BaseModel):
     """Everything ``cdclake apply`` needs; the CLI only fills this in."""
 
@@ -77,9 +83,9 @@ class ApplyConfig(BaseModel):
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     table_map: dict[str, str] = Field(default_factory=dict)
-    drop_column: Literal["keep", "drop"] = "keep"
-    drop_table: Literal["keep", "drop"] = "keep"
-    rename_table: Literal["follow", "keep"] = "follow"
+    drop_column: DropPolicy = "keep"
+    drop_table: DropPolicy = "keep"
+    rename_table: RenamePolicy = "follow"
     # Kafka input (Structured Streaming; see cdclake.streaming)
     kafka_bootstrap: str | None = None
     topics: tuple[str, ...] = ()

@@ -17,9 +17,11 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
+    ArrayType,
     BinaryType,
     DataType,
     DateType,
+    MapType,
     StringType,
     StructField,
     StructType,
@@ -66,8 +68,10 @@ def text_spec(name: str, data_type: DataType) -> ColumnSpec:
             return F.try_to_binary(raw, F.lit("base64"))
         if isinstance(data_type, DateType):
             return F.coalesce(raw.try_cast("date"), F.date_from_unix_date(raw.try_cast("int")))
-        if isinstance(data_type, StructType) or data_type.typeName() in ("array", "map"):
+        if isinstance(data_type, StructType | ArrayType):
             return F.from_json(raw, data_type)
+        if isinstance(data_type, MapType):
+            return F.from_json(raw, data_type.simpleString())
         return raw.try_cast(data_type)
 
     return ColumnSpec(name, data_type, convert, data_type.simpleString())

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
 
 from cdclake import sources
 from cdclake.apply.batch import BatchResult, apply_changes

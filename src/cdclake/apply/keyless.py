@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
@@ -32,7 +32,7 @@ DUP_COL = "_cdc_dup"
 KEYLESS_FIELDS = [StructField(HASH_COL, StringType()), StructField(DUP_COL, IntegerType())]
 
 
-def _content_hash(image: str, columns: Sequence[str]) -> F.Column:
+def _content_hash(image: str, columns: Sequence[str]) -> Column:
     return F.sha2(F.to_json(F.struct(*[F.col(image)[c].alias(c) for c in columns])), 256)
 
 
@@ -121,7 +121,7 @@ def apply_keyless(
                 "dup"
             ),
         ).filter((F.col("dup") <= F.col("c")) | (F.col("dup") <= F.col("final")))
-        meta_set = {
+        meta_set: dict[str, str | Column] = {
             POSITION_COL: "s.position",
             OP_COL: "s.op",
             SOURCE_TS_COL: "s.source_ts",

@@ -163,6 +163,7 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
 
     options = {"columnNameOfCorruptRecord": MALFORMED}
     value_type = StructType.fromDDL(schema)
+    assert isinstance(value_type, StructType), schema
     inner = StructType([f for f in value_type.fields if f.name != MALFORMED])
     record_type = StructType([StructField("value", inner), StructField(MALFORMED, StringType())])
     nested = F.col("nested")

@@ -56,7 +56,7 @@ _SECONDS_LIMIT = 100_000_000_000
 
 _VALUE = (
     "id STRING, database STRING, `table` STRING, pkNames ARRAY<STRING>, isDdl STRING, "
-    "type STRING, es STRING, ts STRING, `sql` STRING, mysqlType MAP<STRING, STRING>, "
+    "type STRING, es STRING, ts STRING, `sql` STRING, mysqlType STRING, "
     "data ARRAY<MAP<STRING, STRING>>, old ARRAY<MAP<STRING, STRING>>, gtid STRING, "
     "_malformed STRING"
 )
@@ -153,7 +153,8 @@ class CanalFormat(Format):
                 (kind == "UPDATE") & old.isNotNull(), _before_image(row, old)
             ),
             after_text=F.when(kind.isin("INSERT", "UPDATE"), F.to_json(row)),
-            schema_token=F.when(is_row, F.to_json(v["mysqlType"])),
+            # the JSON text as written: one parse renders it, no map is built and re-serialized
+            schema_token=F.when(is_row, v["mysqlType"]),
             position=F.when(es.isNotNull() & offset.isNotNull(), position),
             seq=F.col("lineage"),
             source_ts=F.timestamp_millis(es),
