@@ -71,7 +71,7 @@ def text_spec(name: str, data_type: DataType) -> ColumnSpec:
         if isinstance(data_type, StructType | ArrayType):
             return F.from_json(raw, data_type)
         if isinstance(data_type, MapType):
-            return F.from_json(raw, data_type.simpleString())
+            return F.from_json(raw, data_type.json())  # the exact type, as JSON
         return raw.try_cast(data_type)
 
     return ColumnSpec(name, data_type, convert, data_type.simpleString())

@@ -74,17 +74,21 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
         F.when(is_record, F.from_json(F.col("line"), _RECORD_SCHEMA)).alias("_rec"),
     )
     rec = F.col("_rec")
-    value = F.when(F.col("nested"), F.from_json(F.col("line"), "value STRING")["value"]).otherwise(
-        F.col("line")
-    )
     return parsed.select(
         rec["key"].alias("key"),
-        value.alias("value"),
+        value_text(F.col("line")).alias("value"),
         rec["headers"].alias("headers"),
         F.col("lineage").cast(RAW_SCHEMA["lineage"].dataType).alias("lineage"),
         F.col("line").alias("raw"),
         F.col("nested"),
     )
+
+
+def value_text(raw: Column) -> Column:
+    """The message value as text, from a raw record's ``raw`` and ``nested``: a record object's
+    ``value`` re-serialized (a full parse, so keep it inside a branch that needs it), else
+    ``raw`` itself."""
+    return F.when(F.col("nested"), F.from_json(raw, "value STRING")["value"]).otherwise(raw)
 
 
 def raw_from_lines(

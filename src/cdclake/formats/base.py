@@ -161,6 +161,8 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
+    from cdclake.sources import value_text
+
     options = {"columnNameOfCorruptRecord": MALFORMED}
     value_type = StructType.fromDDL(schema)
     assert isinstance(value_type, StructType), schema
@@ -170,9 +172,7 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     staged = raw.withColumn("_rec", F.when(nested, F.from_json(F.col("raw"), record_type, options)))
     rec = F.col("_rec")
     unwrapped = rec["value"].withField(MALFORMED, F.lit(None).cast("string"))
-    as_text = F.when(nested, F.from_json(F.col("raw"), "value STRING")["value"]).otherwise(
-        F.col("raw")
-    )
+    as_text = value_text(F.col("raw"))  # not raw's ``value``: that column is computed eagerly
     use_rec = nested & rec[MALFORMED].isNull()
     return staged.select(
         *raw.columns,
