@@ -1,30 +1,61 @@
-"""Building a SparkSession with Delta Lake and the Kafka connector, jars from Maven Central.
+"""Building a SparkSession with Delta Lake, the Kafka connector and S3A, jars from Maven Central.
 
-The jars are resolved by Spark's own resolver (``spark.jars.packages``) into an Ivy cache under
-``$CDCLAKE_CACHE`` (default ``~/.cache/cdclake``) so that a second run reuses them.
+The jars are resolved once by Spark's own resolver (Ivy) into ``$CDCLAKE_CACHE/spark-jars/<key>``
+(default cache ``~/.cache/cdclake``) and every session cdclake builds lists them in ``spark.jars``.
+That is what ships them to executors' class loaders on a cluster: ``spark.jars.packages`` from a
+Python builder does not (PySpark's own ``spark.jars`` overrides the list that spark-submit
+resolved, which then reaches executors as plain files only, and the first Delta task fails with
+``ClassCastException: cannot assign instance of …SerializedLambda``). Jars that PySpark already
+ships (Hadoop, Jackson, Parquet, log4j …, older versions pulled in transitively) are left out.
+
+A session the caller built is never changed: :func:`get_or_create` returns the active session as
+it is; master, jars and memory are set only on sessions cdclake builds.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
 SPARK_VERSION = "4.2.0"
 DELTA_VERSION = "4.4.0"
+# The Hadoop inside the pinned pyspark (pyspark/jars/hadoop-client-api-3.5.0.jar); hadoop-aws
+# must match it, and the AWS SDK v2 is the one its build names (hadoop-project's
+# aws-java-sdk-v2.version), as single modules rather than the 650 MB bundle.
+HADOOP_VERSION = "3.5.0"
+AWS_SDK_VERSION = "2.35.4"
 DELTA_PACKAGE = f"io.delta:delta-spark_4.2_2.13:{DELTA_VERSION}"
 KAFKA_PACKAGE = f"org.apache.spark:spark-sql-kafka-0-10_2.13:{SPARK_VERSION}"
+S3_PACKAGES = (
+    f"org.apache.hadoop:hadoop-aws:{HADOOP_VERSION}",
+    f"software.amazon.awssdk:s3:{AWS_SDK_VERSION}",
+    f"software.amazon.awssdk:s3-transfer-manager:{AWS_SDK_VERSION}",
+)
 # spark-sql-kafka 4.2.0 depends on spark-token-provider-kafka 4.2.0, which the Maven Central we
 # reach does not serve; 4.0.0 is binary compatible for what the Kafka source uses of it.
 TOKEN_PROVIDER = "org.apache.spark:spark-token-provider-kafka-0-10_2.13"
 TOKEN_PROVIDER_PACKAGE = f"{TOKEN_PROVIDER}:4.0.0"
-# spark.jars.excludes drops every version of it, so the 4.0.0 jar is fetched once by URL and added
-# with spark.jars (a package coordinate alone would be excluded too).
+EXCLUDES = (TOKEN_PROVIDER, "software.amazon.awssdk:bundle")
+# spark.jars.excludes drops every version of it, so the 4.0.0 jar is fetched once by URL.
 TOKEN_PROVIDER_URL = (
     "https://repo1.maven.org/maven2/org/apache/spark/spark-token-provider-kafka-0-10_2.13/4.0.0/"
     "spark-token-provider-kafka-0-10_2.13-4.0.0.jar"
 )
+PACKAGES = (DELTA_PACKAGE, KAFKA_PACKAGE, *S3_PACKAGES)
+# Delta's log store that is safe on S3 from a single writer (one cdclake driver per table).
+S3_LOG_STORE = "io.delta.storage.S3SingleDriverLogStore"
+_MANIFEST = "jars.json"
 
 
 def cache_dir() -> Path:
@@ -32,18 +63,93 @@ def cache_dir() -> Path:
     return Path(os.environ.get("CDCLAKE_CACHE", Path.home() / ".cache" / "cdclake"))
 
 
-def token_provider_jar() -> Path:
-    """The spark-token-provider-kafka jar in the cache, downloaded from Maven Central once."""
-    jar = cache_dir() / "jars" / TOKEN_PROVIDER_URL.rsplit("/", 1)[1]
+def log_dir() -> Path:
+    """Where the JVM's console output of CLI runs goes (see :func:`quiet_jvm`)."""
+    return cache_dir() / "logs"
+
+
+def jars_dir() -> Path:
+    """The resolved jars of this cdclake version: one folder per set of coordinates."""
+    key = hashlib.sha1(" ".join((*PACKAGES, *EXCLUDES, TOKEN_PROVIDER_URL)).encode())
+    return cache_dir() / "spark-jars" / key.hexdigest()[:12]
+
+
+def jars() -> list[str]:
+    """Local paths of every jar cdclake needs on the driver and executors, resolved once."""
+    manifest = jars_dir() / _MANIFEST
+    if not manifest.is_file():
+        resolve_jars()
+    names: list[str] = json.loads(manifest.read_text(encoding="utf-8"))
+    return [str(jars_dir() / n) for n in names]
+
+
+def resolve_jars() -> Path:
+    """Resolve :data:`PACKAGES` with Spark's Ivy into :func:`jars_dir` (in a child process).
+
+    The child's output (Ivy's report) goes to ``resolve.log`` there; a failure raises with its
+    last lines. Returns the folder.
+    """
+    out = jars_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    log = out / "resolve.log"
+    code = (
+        "import sys; from pyspark.sql import SparkSession\n"
+        "s = (SparkSession.builder.master('local[1]').appName('cdclake-resolve')"
+        f".config('spark.jars.packages', {','.join(PACKAGES)!r})"
+        f".config('spark.jars.excludes', {','.join(EXCLUDES)!r})"
+        f".config('spark.jars.ivy', {str(cache_dir() / 'ivy')!r})"
+        ".config('spark.ui.enabled', 'false').getOrCreate())\n"
+        "print('JARS=' + s.sparkContext.getConf().get('spark.jars'))\n"
+        "s.stop()\n"
+    )
+    with log.open("w", encoding="utf-8") as f:
+        done = subprocess.run(
+            [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=f, text=True, check=False
+        )
+        f.write(done.stdout)
+    found = [ln[5:] for ln in done.stdout.splitlines() if ln.startswith("JARS=")]
+    if done.returncode != 0 or not found:
+        tail = log.read_text(encoding="utf-8").splitlines()[-15:]
+        what = ", ".join(PACKAGES)
+        raise RuntimeError(f"resolving {what} failed; see {log}:\n" + "\n".join(tail))
+    names = []
+    for uri in [*found[0].split(","), _token_provider_jar(out).as_uri()]:
+        src = Path(uri.removeprefix("file:").removeprefix("//"))
+        if _provided_by_pyspark(src.name):
+            continue
+        if src.parent != out:
+            shutil.copyfile(src, out / src.name)
+        names.append(src.name)
+    partial = out / (_MANIFEST + ".part")
+    partial.write_text(json.dumps(sorted(names), indent=1), encoding="utf-8")
+    partial.replace(out / _MANIFEST)
+    return out
+
+
+def _token_provider_jar(out: Path) -> Path:
+    jar = out / TOKEN_PROVIDER_URL.rsplit("/", 1)[1]
     if not jar.is_file():
         import urllib.request
 
-        jar.parent.mkdir(parents=True, exist_ok=True)
         partial = jar.with_suffix(".part")
         with urllib.request.urlopen(TOKEN_PROVIDER_URL, timeout=120) as r:
             partial.write_bytes(r.read())
         partial.replace(jar)
     return jar
+
+
+def _artifact(jar_name: str) -> str:
+    """``org.apache.hadoop_hadoop-client-api-3.4.2.jar`` (Ivy) or ``hadoop-client-api-3.5.0.jar``
+    (PySpark) -> ``hadoop-client-api``."""
+    name = jar_name.split("_", 1)[1] if re.match(r"^[\w.-]+?\.[\w.-]+_", jar_name) else jar_name
+    return re.sub(r"-\d[\w.-]*\.jar$", "", name)
+
+
+def _provided_by_pyspark(jar_name: str) -> bool:
+    import pyspark
+
+    shipped = Path(pyspark.__file__).parent / "jars"
+    return _artifact(jar_name) in {_artifact(p.name) for p in shipped.glob("*.jar")}
 
 
 def builder(
@@ -53,23 +159,23 @@ def builder(
     shuffle_partitions: int = 4,
     kafka: bool = True,
 ) -> SparkSession.Builder:
-    """A SparkSession builder configured for cdclake: Delta, Kafka, UTC, no UI.
+    """A SparkSession builder configured for cdclake: Delta, Kafka, S3A, UTC, no UI.
 
-    >>> spark = builder().getOrCreate()  # doctest: +SKIP
+    ``master`` defaults to ``$CDCLAKE_SPARK_MASTER``, then ``local[2]``. ``kafka`` is kept for
+    callers; the connector's jars are always listed (they cost nothing until used).
+
+    >>> spark = builder(master="spark://127.0.0.1:7077").getOrCreate()  # doctest: +SKIP
     """
-    packages = [DELTA_PACKAGE]
-    if kafka:
-        packages += [KAFKA_PACKAGE]
+    del kafka
     b = (
         SparkSession.builder.appName(app_name)
-        .master(master or os.environ.get("CDCLAKE_SPARK_MASTER", "local[2]"))
-        .config("spark.jars.packages", ",".join(packages))
-        .config("spark.jars.excludes", TOKEN_PROVIDER)
-        .config("spark.jars.ivy", str(cache_dir() / "ivy"))
+        .master(master or os.environ.get("CDCLAKE_SPARK_MASTER") or "local[2]")
+        .config("spark.jars", ",".join(jars()))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config(
             "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
         )
+        .config("spark.delta.logStore.s3a.impl", S3_LOG_STORE)
         .config("spark.sql.session.timeZone", "UTC")
         # cdclake caches each batch's envelopes and changes once: raw messages and row images are
         # unique text, which the cache's dictionary encoder copies into a hash map per column
@@ -89,16 +195,73 @@ def builder(
             os.environ.get("CDCLAKE_DELETION_VECTORS", "false"),
         )
     )
-    if kafka:
-        b = b.config("spark.jars", str(token_provider_jar()))
+    for key, value in s3a_options().items():
+        b = b.config(key, value)
     return b
 
 
-def get_or_create(app_name: str = "cdclake", **kwargs: object) -> SparkSession:
-    """The active session, or a new one from :func:`builder`."""
+def s3a_options() -> dict[str, str]:
+    """``spark.hadoop.fs.s3a.*`` from ``CDCLAKE_S3_ENDPOINT`` (an S3-compatible server such as
+    MinIO or s3proxy: path-style access, plain HTTP when the URL says so). Credentials come from
+    the usual places (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, instance profiles, or
+    ``--conf spark.hadoop.fs.s3a.access.key=…``)."""
+    endpoint = os.environ.get("CDCLAKE_S3_ENDPOINT")
+    if not endpoint:
+        return {}
+    return {
+        "spark.hadoop.fs.s3a.endpoint": endpoint,
+        "spark.hadoop.fs.s3a.path.style.access": "true",
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": str(endpoint.startswith("https")).lower(),
+        "spark.hadoop.fs.s3a.endpoint.region": os.environ.get("AWS_REGION", "us-east-1"),
+    }
+
+
+def get_or_create(
+    app_name: str = "cdclake", *, log_file: Path | None = None, **kwargs: object
+) -> SparkSession:
+    """The active session as it is, or a new one from :func:`builder`.
+
+    With ``log_file`` the new session's JVM writes its console output (start-up warnings, logs)
+    to that file instead of this process's stderr.
+    """
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    spark = builder(app_name, **kwargs).getOrCreate()  # type: ignore[arg-type]
+    b = builder(app_name, **kwargs)  # type: ignore[arg-type]
+    if log_file is None:
+        spark = b.getOrCreate()
+    else:
+        with quiet_jvm(log_file):
+            spark = b.getOrCreate()
     spark.sparkContext.setLogLevel(os.environ.get("CDCLAKE_SPARK_LOG_LEVEL", "ERROR"))
     return spark
+
+
+def new_log_file() -> Path:
+    """A fresh file for one run's JVM output under :func:`log_dir`; keeps the newest 20."""
+    d = log_dir()
+    d.mkdir(parents=True, exist_ok=True)
+    old = sorted(d.glob("spark-*.log"))
+    for p in old[: max(0, len(old) - 19)]:
+        p.unlink(missing_ok=True)
+    return d / f"spark-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+
+
+@contextmanager
+def quiet_jvm(log_file: Path) -> Iterator[None]:
+    """Start the JVM with ``log_file`` as its stdout and stderr: PySpark starts it as a child
+    that inherits this process's file descriptors 1 and 2, so they point at the file while it
+    starts and are put back after."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = (os.dup(1), os.dup(2))
+    with log_file.open("ab") as f:
+        os.dup2(f.fileno(), 1)
+        os.dup2(f.fileno(), 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
