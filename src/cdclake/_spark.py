@@ -152,6 +152,34 @@ def _provided_by_pyspark(jar_name: str) -> bool:
     return _artifact(jar_name) in {_artifact(p.name) for p in shipped.glob("*.jar")}
 
 
+def session_settings(shuffle_partitions: int = 4) -> dict[str, str]:
+    """What cdclake sets on a session it builds, apart from master, jars and memory: Delta's
+    extension and catalog, the S3 log store, UTC, no UI. ``cdclake submit-args`` prints the
+    first three for spark-submit."""
+    return {
+        "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+        "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        "spark.delta.logStore.s3a.impl": S3_LOG_STORE,
+        "spark.sql.session.timeZone": "UTC",
+        # cdclake caches each batch's envelopes and changes once: raw messages and row images
+        # are unique text, which the cache's dictionary encoder copies into a hash map per column
+        # batch before giving up (~12 % of a small-message decode, in a JFR profile)
+        "spark.sql.inMemoryColumnarStorage.compressed": "false",
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        # Delta rebuilds table state with this many tasks each time it loads a snapshot; the
+        # default 50 makes every small MERGE pay for 50 tasks (see bench/README.md).
+        "spark.databricks.delta.snapshotPartitions": str(max(2, shuffle_partitions)),
+        # Deletion vectors make MERGE mark rows instead of rewriting files, but readers such as
+        # delta-rs cannot read such tables yet: off unless CDCLAKE_DELETION_VECTORS=true.
+        "spark.databricks.delta.properties.defaults.enableDeletionVectors": os.environ.get(
+            "CDCLAKE_DELETION_VECTORS", "false"
+        ),
+        **s3a_options(),
+    }
+
+
 def builder(
     app_name: str = "cdclake",
     *,
@@ -171,32 +199,28 @@ def builder(
         SparkSession.builder.appName(app_name)
         .master(master or os.environ.get("CDCLAKE_SPARK_MASTER") or "local[2]")
         .config("spark.jars", ",".join(jars()))
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-        .config(
-            "spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-        )
-        .config("spark.delta.logStore.s3a.impl", S3_LOG_STORE)
-        .config("spark.sql.session.timeZone", "UTC")
-        # cdclake caches each batch's envelopes and changes once: raw messages and row images are
-        # unique text, which the cache's dictionary encoder copies into a hash map per column
-        # batch before giving up (~12 % of a small-message decode, in a JFR profile)
-        .config("spark.sql.inMemoryColumnarStorage.compressed", "false")
-        .config("spark.sql.shuffle.partitions", str(shuffle_partitions))
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.driver.memory", os.environ.get("CDCLAKE_DRIVER_MEMORY", "4g"))
-        # Delta rebuilds table state with this many tasks each time it loads a snapshot; the
-        # default 50 makes every small MERGE pay for 50 tasks (see bench/README.md).
-        .config("spark.databricks.delta.snapshotPartitions", str(max(2, shuffle_partitions)))
-        # Deletion vectors make MERGE mark rows instead of rewriting files, but readers such as
-        # delta-rs cannot read such tables yet: off unless CDCLAKE_DELETION_VECTORS=true.
-        .config(
-            "spark.databricks.delta.properties.defaults.enableDeletionVectors",
-            os.environ.get("CDCLAKE_DELETION_VECTORS", "false"),
-        )
     )
-    for key, value in s3a_options().items():
+    for key, value in session_settings(shuffle_partitions).items():
         b = b.config(key, value)
+    return b
+
+
+def submitted() -> bool:
+    """Whether this process runs under spark-submit, whose JVM already holds master and jars."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def submitted_builder(app_name: str = "cdclake") -> SparkSession.Builder:
+    """Under spark-submit: :func:`session_settings` that the command line did not set; master,
+    jars and memory stay what spark-submit was given."""
+    from pyspark import SparkConf
+
+    given = SparkConf()  # loads the spark.* properties spark-submit passed to the JVM
+    b = SparkSession.builder.appName(given.get("spark.app.name", app_name))
+    for key, value in session_settings().items():
+        if not given.contains(key):
+            b = b.config(key, value)
     return b
 
 
@@ -219,7 +243,8 @@ def s3a_options() -> dict[str, str]:
 def get_or_create(
     app_name: str = "cdclake", *, log_file: Path | None = None, **kwargs: object
 ) -> SparkSession:
-    """The active session as it is, or a new one from :func:`builder`.
+    """The caller's session as it is, or a new one from :func:`builder` (under spark-submit
+    from :func:`submitted_builder`).
 
     With ``log_file`` the new session's JVM writes its console output (start-up warnings, logs)
     to that file instead of this process's stderr.
@@ -227,7 +252,13 @@ def get_or_create(
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
-    b = builder(app_name, **kwargs)  # type: ignore[arg-type]
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:
+        # a session of the caller's, not active in this thread: a builder without settings
+        # returns it untouched (settings given to getOrCreate would be applied to it)
+        return SparkSession.builder.getOrCreate()
+    b = submitted_builder(app_name) if submitted() else builder(app_name, **kwargs)  # type: ignore[arg-type]
     if log_file is None:
         spark = b.getOrCreate()
     else:

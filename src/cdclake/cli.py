@@ -30,10 +30,24 @@ err = Console(stderr=True, soft_wrap=True)
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
 
-def _spark() -> SparkSession:
+def _spark(master: str | None = None, verbose: bool = False) -> SparkSession:
+    """The session of a CLI run; the JVM's console output (Ivy, start-up warnings, logs) goes to
+    a file under the cache unless ``verbose``."""
     from cdclake import _spark as s
 
-    return s.get_or_create()
+    return s.get_or_create(master=master, log_file=None if verbose else s.new_log_file())
+
+
+MasterOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="CDCLAKE_SPARK_MASTER",
+        help="Spark master URL, e.g. spark://HOST:7077 (default local[2])",
+    ),
+]
+VerboseOption = Annotated[
+    bool, typer.Option(help="Show Spark's own output (else in $CDCLAKE_CACHE/logs)")
+]
 
 
 @app.command()
@@ -89,6 +103,8 @@ def apply(
         list[str] | None,
         typer.Option(help="KEY=VALUE for Spark's Kafka source, e.g. kafka.security.protocol=SSL"),
     ] = None,
+    master: MasterOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Apply change events to one Delta table per source table and print a summary."""
     from cdclake.config import ApplyConfig, parse_kafka_option, parse_mapping, parse_primary_key
@@ -124,7 +140,7 @@ def apply(
             max_message_bytes=max_message_bytes,
             kafka_options=dict(parse_kafka_option(o) for o in kafka_option or []),
         ).check()
-        spark = _spark()
+        spark = _spark(master, verbose)
         if config.kafka_bootstrap is not None:
             result = _run_kafka(spark, config)
         elif config.stream:
@@ -172,12 +188,14 @@ def _run_kafka(spark: SparkSession, config: ApplyConfig) -> BatchResult:
 @app.command()
 def demo(
     target: Annotated[str, typer.Option(help="Folder for the demo's Delta tables")] = "demo-output",
+    master: MasterOption = None,
+    verbose: VerboseOption = False,
 ) -> None:
     """Apply the bundled sample events (every Debezium example of the docs) and show each table."""
     from cdclake.demo import run_demo
 
     try:
-        run_demo(_spark(), target, console)
+        run_demo(_spark(master, verbose), target, console)
     except CdclakeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
@@ -186,6 +204,8 @@ def demo(
 def main() -> None:
     app()
 
+
+import cdclake.cli_cluster  # noqa: E402,F401  (registers submit-args)
 
 if __name__ == "__main__":
     main()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -99,7 +98,9 @@ class ApplyConfig(BaseModel):
     @field_validator("target")
     @classmethod
     def _absolute(cls, v: str) -> str:
-        return str(Path(v).absolute())
+        from cdclake.paths import to_uri
+
+        return to_uri(v)
 
     def decode_options(self) -> DecodeOptions:
         return DecodeOptions(

@@ -10,7 +10,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from cdclake import sources
+from cdclake import paths, sources
 from cdclake.apply.batch import BatchResult, apply_changes
 from cdclake.apply.scd1 import Txn
 from cdclake.apply.schema_changes import apply_ddl_records
@@ -39,7 +39,7 @@ def read_changes(
     >>> changes.select("table", "op", "position").show()  # doctest: +SKIP
     """
     opts = options or DecodeOptions(primary_keys=dict(primary_keys or {}))
-    schemas = Target(str(Path(target).absolute())).schema if target else None
+    schemas = Target(paths.to_uri(target)).schema if target else None
     raw = sources.read_files(spark, inputs)
     if schemas is None:
         return decode(raw, format, opts)
@@ -94,7 +94,7 @@ def run_batch(spark: SparkSession, config: ApplyConfig) -> BatchResult:
 
 def app_id_for(checkpoint: str) -> str:
     """A stable id for idempotent Delta writes of the query that owns ``checkpoint``."""
-    digest = hashlib.sha1(str(Path(checkpoint).absolute()).encode()).hexdigest()[:16]
+    digest = hashlib.sha1(paths.to_uri(checkpoint).encode()).hexdigest()[:16]
     return f"cdclake-{digest}"
 
 
@@ -109,7 +109,7 @@ def run_stream(
     config.check()
     assert config.checkpoint is not None
     directory = config.inputs[0]
-    if len(config.inputs) != 1 or not Path(directory).is_dir():
+    if len(config.inputs) != 1 or not paths.is_dir(spark, paths.to_uri(directory)):
         from cdclake.errors import ConfigError
 
         raise ConfigError(f"--stream reads one directory, got {list(config.inputs)}")

@@ -23,32 +23,47 @@ from pyspark.sql.types import StructType
 
 from cdclake.errors import ConfigError
 from cdclake.model import RAW_SCHEMA
+from cdclake.paths import has_scheme, list_visible_files, local_path
 
 RECORD_FIELDS = ("key", "value", "headers", "topic", "partition", "offset", "timestamp")
 _RECORD_SCHEMA = "key STRING, headers MAP<STRING, STRING>"
 
 
-def list_files(paths: Iterable[str | Path]) -> list[str]:
+def list_files(paths: Iterable[str | Path], spark: SparkSession | None = None) -> list[str]:
     """Expand files and directories (their visible files, by name) in the order given.
+
+    Local paths come back absolute; URIs (``s3a://…``) are listed through ``spark``'s Hadoop
+    file systems and come back as URIs.
 
     >>> list_files(["events/"])  # doctest: +SKIP
     ['/abs/events/000.jsonl', '/abs/events/001.jsonl']
     """
     files: list[str] = []
-    for p in map(Path, paths):
-        if p.is_dir():
-            files += sorted(
-                str(f.resolve())
-                for f in p.iterdir()
-                if f.is_file() and not f.name.startswith((".", "_"))
-            )
-        elif p.is_file():
-            files.append(str(p.resolve()))
+    for p in map(str, paths):
+        if has_scheme(p) and not p.startswith("file:"):
+            if spark is None:
+                raise ConfigError(f"input {p!r} is a URI; listing it needs a Spark session")
+            found = list_visible_files(spark, p)
+            if found is None:
+                raise ConfigError(f"input {p!r} does not exist (expected a file or a directory)")
+            files += found
         else:
-            raise ConfigError(f"input {str(p)!r} does not exist (expected a file or a directory)")
+            files += _list_local(local_path(p))
     if not files:
         raise ConfigError(f"no input files under {[str(p) for p in paths]}")
     return files
+
+
+def _list_local(p: Path) -> list[str]:
+    if p.is_dir():
+        return sorted(
+            str(f.resolve())
+            for f in p.iterdir()
+            if f.is_file() and not f.name.startswith((".", "_"))
+        )
+    if p.is_file():
+        return [str(p.resolve())]
+    raise ConfigError(f"input {str(p)!r} does not exist (expected a file or a directory)")
 
 
 def raw_from_lines_df(lines: DataFrame) -> DataFrame:
@@ -101,8 +116,10 @@ def raw_from_lines(
     return raw_from_lines_df(df)
 
 
-def _strip_scheme(path: Column) -> Column:
-    return F.regexp_replace(path, r"^file:(//)?", "")
+def _file_uri(path: Column) -> Column:
+    """Spark's ``file:///x`` as Hadoop writes it, ``file:/x``; other URIs (``s3a://…``) as they
+    are: lineage names the file where it really is."""
+    return F.regexp_replace(path, r"^file:///", "file:/")
 
 
 def number_lines(text: DataFrame) -> DataFrame:
@@ -116,7 +133,7 @@ def number_lines(text: DataFrame) -> DataFrame:
     spark = text.sparkSession
     base = text.select(
         F.col("value").alias("line"),
-        _strip_scheme(F.col("file_path")).alias("file"),
+        _file_uri(F.col("file_path")).alias("file"),
         F.col("file_block_start").alias("block"),
         F.monotonically_increasing_id().alias("mid"),
     )
@@ -164,7 +181,7 @@ def raw_from_text(text: DataFrame) -> DataFrame:
 
 def read_files(spark: SparkSession, paths: Iterable[str | Path]) -> DataFrame:
     """Raw records from JSON-lines files or directories of them, with file + line lineage."""
-    return raw_from_text(text_with_files(spark.read.text(list_files(paths))))
+    return raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))))
 
 
 def from_kafka_df(kafka: DataFrame) -> DataFrame:

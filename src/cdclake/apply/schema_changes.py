@@ -31,9 +31,7 @@ A statement that cannot be parsed is quarantined with the parser's message; the 
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from delta.tables import DeltaTable
@@ -42,7 +40,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
 from cdclake import ddl as sql
-from cdclake import mysql_types
+from cdclake import mysql_types, paths
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS
 from cdclake.apply.scd1 import Txn
@@ -312,7 +310,7 @@ class DdlApplier:
                 "kept by policy drop_table=keep (the lake keeps the last state)",
             )
         for p in (path, self.target.tombstone_path(ident)):
-            shutil.rmtree(p, ignore_errors=True)
+            paths.delete(self.spark, p)
         T.forget(path)
         return DdlOutcome(ident, "drop table", "applied", "Delta table folder deleted")
 
@@ -323,13 +321,13 @@ class DdlApplier:
             return DdlOutcome(old, "rename table", "skipped", f"-> {new} kept by policy")
         if not self._exists(old_path):
             return DdlOutcome(old, "rename table", "skipped", "no Delta table for it")
-        if Path(new_path).exists():
+        if paths.exists(self.spark, new_path):
             return DdlOutcome(old, "rename table", "skipped", f"{new} already has a table")
-        Path(old_path).rename(new_path)
+        paths.rename(self.spark, old_path, new_path)
         T.forget(old_path, new_path)
-        tomb = Path(self.target.tombstone_path(old))
-        if tomb.exists():
-            tomb.rename(self.target.tombstone_path(new))
+        tomb = self.target.tombstone_path(old)
+        if paths.exists(self.spark, tomb):
+            paths.rename(self.spark, tomb, self.target.tombstone_path(new))
         return DdlOutcome(old, "rename table", "applied", f"moved to {new}")
 
     def _NoOp(self, a: sql.NoOp, db: str | None, pos: list[int]) -> DdlOutcome:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from delta.tables import DeltaTable
@@ -23,6 +22,7 @@ from pyspark.sql import Column, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from cdclake.model import LINEAGE_COL, META_PREFIX, OP_COL, POSITION_COL, SOURCE_TS_COL
+from cdclake.paths import join
 
 SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
 QUARANTINE = "_cdc_quarantine"
@@ -74,13 +74,13 @@ class Target:
         return self.table_map.get(identifier, identifier)
 
     def table_path(self, identifier: str) -> str:
-        return str(Path(self.root) / escape_identifier(self.name(identifier)))
+        return join(self.root, escape_identifier(self.name(identifier)))
 
     def tombstone_path(self, identifier: str) -> str:
-        return str(Path(self.root) / TOMBSTONES / escape_identifier(self.name(identifier)))
+        return join(self.root, TOMBSTONES, escape_identifier(self.name(identifier)))
 
     def system_path(self, name: str) -> str:
-        return str(Path(self.root) / name)
+        return join(self.root, name)
 
     def schema(self, spark: SparkSession, identifier: str) -> StructType | None:
         """The current schema of a source table's Delta table, or None when there is none."""

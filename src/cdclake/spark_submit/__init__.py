@@ -1,0 +1,1 @@
+"""The file spark-submit runs: ``spark-submit $(cdclake submit-args) apply --target …``."""
