@@ -76,7 +76,8 @@ def test_tables_read_back_with_delta_rs(spark, events, tmp_path):
 def test_fail_on_bad_input_names_file_and_line(events, tmp_path):
     res = _apply(events, tmp_path / "lake", "--fail-on-bad-input")
     assert res.exit_code == 2
-    assert f"bad input at {events / '001.jsonl'} line 3: not valid JSON" in res.output
+    # the file's URI, as lineage keeps it (file:/…, s3a://…)
+    assert f"bad input at file:{events / '001.jsonl'} line 3: not valid JSON" in res.output
 
 
 def test_bad_primary_key_option_is_a_clear_error(events, tmp_path):
