@@ -6,7 +6,7 @@ SHELL := /bin/bash
 # Every recipe line runs with the venv first on PATH (CDCLAKE_CACHE, VENV, JAVA_HOME set too).
 ENV := source scripts/env.sh &&
 
-.PHONY: bootstrap demo test lint kafka-start kafka-stop
+.PHONY: bootstrap demo test lint kafka-start kafka-stop cluster-start cluster-stop
 
 bootstrap:
 	bash scripts/bootstrap.sh
@@ -14,9 +14,11 @@ bootstrap:
 demo: bootstrap
 	$(ENV) cdclake demo --target ./demo-output
 
-# Unit and e2e tests alike; the e2e fixture starts its own broker on a free port.
+# Unit and e2e tests alike; the e2e fixtures start their own broker, S3 server (s3proxy) and
+# Spark standalone cluster on free ports.
 test: bootstrap
 	bash scripts/kafka.sh install
+	bash scripts/s3.sh install
 	$(ENV) "$$VENV/bin/python" -m pytest -q tests
 
 # Both checks run even when the first fails, so one run shows every problem.
@@ -29,3 +31,10 @@ kafka-start:
 
 kafka-stop:
 	bash scripts/kafka.sh stop
+
+# A Spark standalone cluster for trying things by hand: spark://127.0.0.1:$${SPARK_MASTER_PORT:-7077}.
+cluster-start:
+	bash scripts/spark-cluster.sh start
+
+cluster-stop:
+	bash scripts/spark-cluster.sh stop

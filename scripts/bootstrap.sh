@@ -5,7 +5,7 @@
 #   3. installs requirements.lock, only when its sha256 changed since the last install
 #   4. installs this checkout in editable mode (again only when the checkout path or pyproject.toml
 #      changed: CI clones to a new path each time)
-#   5. resolves the Spark jars (Delta, Kafka connector) into $CDCLAKE_CACHE/ivy once
+#   5. resolves the Spark jars (Delta, Kafka connector, S3A) into $CDCLAKE_CACHE/spark-jars once
 # Stamps live in the venv (steps 3-4) and in the ivy cache (step 5). Exports nothing: other scripts
 # source scripts/env.sh for CDCLAKE_CACHE, VENV, PATH and JAVA_HOME.
 set -euo pipefail
@@ -93,7 +93,7 @@ want="$(sha "$ROOT/src/cdclake/_spark.py")"
 if [ -f "$jars_stamp" ] && [ "$(cat "$jars_stamp")" = "$want" ]; then
   say "Spark jars already resolved ($ivy)"
 else
-  say "resolving Spark jars into $ivy (once; about a minute)"
+  say "resolving Spark jars into $CDCLAKE_CACHE/spark-jars (once; about a minute)"
   logged spark "$VENV/bin/python" -c \
     "from cdclake import _spark; _spark.get_or_create('cdclake-bootstrap').range(1).count()"
   mkdir -p "$ivy"

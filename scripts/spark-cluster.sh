@@ -80,7 +80,7 @@ port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 # clusters), web UIs on free ports, heap of the daemon itself kept small.
 daemon() {
   local name="$1"; shift
-  SPARK_HOME="$SPARK_HOME" SPARK_LOG_DIR="$DIR" SPARK_DAEMON_MEMORY=256m \
+  SPARK_HOME="$SPARK_HOME" SPARK_LOG_DIR="$DIR" SPARK_DAEMON_MEMORY=256m SPARK_LOCAL_IP=127.0.0.1 \
     SPARK_MASTER_OPTS="-Dspark.master.rest.enabled=false" \
     nohup "$SPARK_HOME/bin/spark-class" "$@" >"$DIR/$name.out" 2>&1 </dev/null &
   echo $! > "$DIR/$name.pid"

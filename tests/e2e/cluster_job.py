@@ -24,6 +24,8 @@ USER = {
     "spark.delta.logStore.s3a.impl": _spark.S3_LOG_STORE,
     "spark.sql.session.timeZone": "UTC",
     "spark.ui.enabled": "false",
+    # as the README advises for small batches: Delta's default of 50 tasks per snapshot load
+    "spark.databricks.delta.snapshotPartitions": "2",
 }
 
 
