@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# A real S3-compatible server on 127.0.0.1 for tests and demos: s3proxy (Maven Central) with its
-# filesystem backend, each bucket a folder of the data dir.
+# A real S3-compatible server on 127.0.0.1 for tests and demos: s3proxy (Maven Central), objects
+# in memory (jclouds "transient" backend) unless S3_BACKEND=filesystem. The filesystem backend
+# keeps each bucket as a folder, but Spark's streaming metadata log cannot use its directories (a
+# checkpoint's sources/0 is reported missing right after it was written) and files put in its
+# folder by hand have no ETag, which S3A requires; the in-memory backend has neither problem.
 #
 #   scripts/s3.sh install                    fetch the s3proxy jar from Maven Central (cached)
 #   scripts/s3.sh start [--port N] [--bucket NAME]...
@@ -10,10 +13,11 @@
 #   scripts/s3.sh stop [--port N]            stop it and wait until it has exited
 #   scripts/s3.sh status [--port N]          exit 0 when running, 3 when not
 #
-# Environment: S3PROXY_VERSION (default 2.9.0), S3_PORT, S3_DATA (default
+# Environment: S3PROXY_VERSION (default 2.9.0), S3_BACKEND, S3_HEAP (default 512m), S3_PORT,
+# S3_DATA (default
 # $CDCLAKE_CACHE/s3-data/<port>), AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (the one identity it
 # accepts; default cdclake / cdclake-secret), MAVEN_CENTRAL, S3_START_TIMEOUT (default 60).
-# The data dir holds the buckets (data/), s3proxy.conf, s3proxy.out and s3proxy.pid.
+# The data dir holds s3proxy.conf, s3proxy.out, s3proxy.pid (and data/ with the filesystem backend).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,6 +29,9 @@ MAVEN_CENTRAL="${MAVEN_CENTRAL:-https://repo.maven.apache.org/maven2}"
 JAR="$CDCLAKE_CACHE/s3proxy/$VERSION/s3proxy-$VERSION-jar-with-dependencies.jar"
 URL="$MAVEN_CENTRAL/org/gaul/s3proxy/$VERSION/s3proxy-$VERSION-jar-with-dependencies.jar"
 START_TIMEOUT="${S3_START_TIMEOUT:-60}"
+BACKEND="${S3_BACKEND:-transient}"
+IDENTITY="${AWS_ACCESS_KEY_ID:-cdclake}"
+CREDENTIAL="${AWS_SECRET_ACCESS_KEY:-cdclake-secret}"
 
 say() { printf 's3: %s\n' "$*"; }
 die() { printf 's3: error: %s\n' "$*" >&2; exit 1; }
@@ -80,9 +87,21 @@ do_install() {
   say "installed s3proxy $VERSION ($JAR)"
 }
 
+# PUT Bucket signed with AWS signature v2 (s3proxy takes v2 and v4; v2 fits in curl + openssl).
+# A bucket we already own answers 409 BucketAlreadyOwnedByYou, which is fine.
 make_buckets() {
-  local b
-  for b in "${BUCKETS[@]}"; do mkdir -p "$DATA/data/$b"; done
+  local b date sig code
+  for b in "${BUCKETS[@]}"; do
+    date="$(LC_ALL=C date -u '+%a, %d %b %Y %H:%M:%S GMT')"
+    sig="$(printf 'PUT\n\n\n%s\n/%s' "$date" "$b" \
+      | openssl dgst -sha1 -hmac "$CREDENTIAL" -binary | base64)"
+    code="$(curl -s -o "$DATA/bucket.out" -w '%{http_code}' -X PUT -H "Date: $date" \
+      -H "Authorization: AWS $IDENTITY:$sig" "http://127.0.0.1:$PORT/$b")"
+    case "$code" in
+      200|409) ;;
+      *) cat "$DATA/bucket.out" >&2; die "creating bucket '$b' failed (HTTP $code)" ;;
+    esac
+  done
   [ ${#BUCKETS[@]} -eq 0 ] || say "buckets: ${BUCKETS[*]}"
 }
 
@@ -100,14 +119,13 @@ do_start() {
 # Written by scripts/s3.sh start.
 s3proxy.endpoint=http://127.0.0.1:$PORT
 s3proxy.authorization=aws-v2-or-v4
-s3proxy.identity=${AWS_ACCESS_KEY_ID:-cdclake}
-s3proxy.credential=${AWS_SECRET_ACCESS_KEY:-cdclake-secret}
-jclouds.provider=filesystem
+s3proxy.identity=$IDENTITY
+s3proxy.credential=$CREDENTIAL
+jclouds.provider=$BACKEND
 jclouds.filesystem.basedir=$DATA/data
 EOF
-  make_buckets
-  say "starting s3proxy $VERSION on http://127.0.0.1:$PORT (data $DATA/data)"
-  nohup java -Xmx256m -jar "$JAR" --properties "$DATA/s3proxy.conf" \
+  say "starting s3proxy $VERSION on http://127.0.0.1:$PORT ($BACKEND backend)"
+  nohup java -Xmx"${S3_HEAP:-512m}" -jar "$JAR" --properties "$DATA/s3proxy.conf" \
     >"$DATA/s3proxy.out" 2>&1 </dev/null &
   pid=$!
   echo "$pid" > "$PIDFILE"
@@ -119,6 +137,7 @@ EOF
     fi
     sleep 0.5
   done
+  make_buckets
   say "ready: http://127.0.0.1:$PORT (pid $pid)"
 }
 
@@ -136,7 +155,7 @@ do_stop() {
 do_status() {
   local pid
   if pid="$(running_pid)"; then
-    say "running (pid $pid) on http://127.0.0.1:$PORT, data $DATA/data"
+    say "running (pid $pid) on http://127.0.0.1:$PORT ($BACKEND backend), data $DATA"
   else
     say "not running on 127.0.0.1:$PORT (data $DATA)"
     exit 3
