@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import reduce
 
 from pyspark import StorageLevel
@@ -192,7 +193,51 @@ def _specs_for(
     fields = [f for f in (known.fields if known else []) if not f.name.startswith(META_PREFIX)]
     names = {f.name for f in fields}
     fields += [f for f in inferred.get(table, StructType()).fields if f.name not in names]
-    return [fmt.typed_spec(f.name, f.dataType) or text_spec(f.name, f.dataType) for f in fields]
+    return [
+        fmt.typed_spec(f.name, f.dataType, options) or text_spec(f.name, f.dataType) for f in fields
+    ]
+
+
+def fit_spec(spec: ColumnSpec, data_type: DataType) -> ColumnSpec:
+    """``spec`` whose values must land in a column of ``data_type`` (the table's type, or the
+    type the batch settled on): a value that does not cast fits nothing, so its change is
+    quarantined instead of failing the write."""
+    if spec.data_type.simpleString() == data_type.simpleString():
+        return spec
+
+    def convert(raw: Column) -> Column:
+        return spec.convert(raw).try_cast(data_type)
+
+    expected = f"{data_type.simpleString()} (the table's type; the message says {spec.expected})"
+    return replace(spec, data_type=data_type, convert=convert, expected=expected)
+
+
+def settled_types(
+    specs: Sequence[Sequence[ColumnSpec]], known: StructType | None
+) -> dict[str, DataType]:
+    """Per column (lower-case name), the one type every schema version of a table's batch is
+    cast to: the table's type where the table has the column, else the first version's."""
+    out: dict[str, DataType] = {f.name.lower(): f.dataType for f in (known.fields if known else [])}
+    table = set(out)
+    for group in specs:
+        for s in group:
+            name = s.name.lower()
+            if name not in table:
+                out[name] = _wider(out.get(name), s.data_type)
+    return out
+
+
+_RANKS = {"byte": 1, "short": 2, "integer": 3, "long": 4, "float": 11, "double": 12}
+
+
+def _wider(a: DataType | None, b: DataType) -> DataType:
+    """Of two versions of a column not yet in the table, the one the other widens to (int and
+    bigint: bigint); otherwise the first."""
+    if a is None:
+        return b
+    ra, rb = _RANKS.get(a.typeName(), 0), _RANKS.get(b.typeName(), 0)
+    same_family = ra and rb and (ra > 10) == (rb > 10)
+    return b if same_family and rb > ra else a
 
 
 def row_struct(specs: Sequence[ColumnSpec]) -> StructType:
@@ -363,6 +408,7 @@ def type_changes(
         .agg(F.max(F.size("key_columns")).alias("keyed"))
         .collect()
     )
+    groups.sort(key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""))
     inferred = (
         infer_types(env.filter(typable & F.col("schema_token").isNull()))
         if any(g["schema_token"] is None for g in groups)
@@ -389,8 +435,35 @@ def type_changes(
     }
     out["error"] = F.coalesce(F.col("error"), imageless)
     parsed: dict[str, Column] = {}  # each group's images parsed once, in a projection of its own
+    group_specs: list[list[ColumnSpec] | DecodeError] = []
+    for g in groups:
+        try:
+            group_specs.append(
+                _specs_for(
+                    formats.get(g[_FORMAT]),
+                    g["table"],
+                    g["schema_token"],
+                    options,
+                    table_schemas,
+                    inferred,
+                )
+            )
+        except DecodeError as e:
+            group_specs.append(e)
+    # all versions of a table's rows are cast to one type per column: the table's, where it
+    # exists, so that a value that does not fit it is quarantined here, not failing the write
+    settled_per_table = {
+        table: settled_types(
+            [
+                s
+                for g, s in zip(groups, group_specs, strict=True)
+                if g["table"] == table and not isinstance(s, DecodeError)
+            ],
+            table_schemas(table),
+        )
+        for table in {g["table"] for g in groups}
+    }
     for i, g in enumerate(groups):
-        fmt = formats.get(g[_FORMAT])
         mine = F.col("_group") == i
         if not g["keyed"] and (keys := table_keys(g["table"])):
             # no key in the message or the configuration: the CREATE TABLE seen earlier names it
@@ -398,11 +471,12 @@ def type_changes(
                 out["key_columns"]
             )
             out["key_source"] = F.when(mine, F.lit(KeySource.DDL)).otherwise(out["key_source"])
-        try:
-            specs = _specs_for(fmt, g["table"], g["schema_token"], options, table_schemas, inferred)
-        except DecodeError as e:
-            out["error"] = F.when(mine, F.lit(str(e))).otherwise(out["error"])
+        specs = group_specs[i]
+        if isinstance(specs, DecodeError):
+            out["error"] = F.when(mine, F.lit(str(specs))).otherwise(out["error"])
             continue
+        settled = settled_per_table[g["table"]]
+        specs = [fit_spec(s, settled[s.name.lower()]) for s in specs]
         for image in ("before", "after"):
             parsed[f"_{image}{i}"] = F.when(
                 mine, F.from_json(F.col(f"{image}_text"), _text_struct(specs))

@@ -66,6 +66,9 @@ class DecodeOptions:
     primary_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tinyint1_as_boolean: bool = False
     source_timezone: str = "UTC"
+    binary_encoding: str = "latin1"
+    """How formats that write binary values as text encode them (canal, CKafka): ``latin1``
+    (ISO-8859-1, one character per byte: what canal writes), ``base64`` or ``hex``."""
 
 
 ENVELOPE_SCHEMA = StructType(
@@ -111,7 +114,9 @@ class Format(ABC):
         with ``error`` set (quarantine). Use :func:`select_envelope` to finish.
         """
 
-    def typed_spec(self, name: str, data_type: DataType) -> ColumnSpec | None:
+    def typed_spec(
+        self, name: str, data_type: DataType, options: DecodeOptions | None = None
+    ) -> ColumnSpec | None:
         """A column of a message without types, whose Spark type the core already knows
         (from the table, or inferred). None: the core's plain text casts
         (:func:`cdclake.decode.text_spec`)."""
