@@ -50,6 +50,8 @@ NO_IDENTITY = (
     "(give --primary-key TABLE=COLS or capture full before images)"
 )
 NOT_A_FORMAT = "not a message of any known format ({names})"
+VALUE_CHARS = 80
+"""A value quoted in a quarantine reason is cut to this many characters."""
 
 
 def _no_tables(_: str) -> StructType | None:
@@ -277,7 +279,7 @@ def _typed_image(
                 bad,
                 F.concat(
                     F.lit(f"column {s.name}: value '"),
-                    F.substring(cell, 1, 100),
+                    F.substring(cell, 1, VALUE_CHARS),
                     F.lit(f"' does not fit {s.expected}"),
                 ),
             )
