@@ -15,7 +15,8 @@ from dataclasses import replace
 from functools import reduce
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.errors import AnalysisException
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -29,7 +30,7 @@ from pyspark.sql.types import (
 )
 
 from cdclake import formats
-from cdclake.errors import DecodeError
+from cdclake.errors import DecodeError, TableError
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format
 from cdclake.model import (
     CHANGE_SCHEMA,
@@ -218,7 +219,7 @@ def settled_types(
     specs: Sequence[Sequence[ColumnSpec]], known: StructType | None
 ) -> dict[str, DataType]:
     """Per column (lower-case name), the one type every schema version of a table's batch is
-    cast to: the table's type where the table has the column, else the first version's."""
+    cast to: the table's type where the table has the column, else the widest version's."""
     out: dict[str, DataType] = {f.name.lower(): f.dataType for f in (known.fields if known else [])}
     table = set(out)
     for group in specs:
@@ -227,6 +228,45 @@ def settled_types(
             if name not in table:
                 out[name] = _wider(out.get(name), s.data_type)
     return out
+
+
+def _castable(spark: SparkSession, source: DataType, target: DataType) -> bool:
+    """Whether Spark can try_cast ``source`` to ``target`` (asks the analyzer: no job runs)."""
+    try:
+        spark.range(0).select(F.lit(None).cast(source).try_cast(target)).schema  # noqa: B018
+    except AnalysisException:
+        return False
+    return True
+
+
+def type_conflict(
+    spark: SparkSession, specs: Sequence[ColumnSpec], settled: dict[str, DataType]
+) -> str | None:
+    """Why the values of ``specs`` cannot be cast to the settled types (a column typed as a
+    struct by one message and as a number by the table or the other messages), if they can't."""
+    for spec in specs:
+        target = settled[spec.name.lower()]
+        if spec.data_type.simpleString() != target.simpleString() and not _castable(
+            spark, spec.data_type, target
+        ):
+            return (
+                f"column {spec.name}: the message's type {spec.data_type.simpleString()} "
+                f"cannot become {target.simpleString()} (the table's or the batch's type)"
+            )
+    return None
+
+
+def _check_tables(
+    groups: Sequence[Row], conflicts: Sequence[str | None], table_schemas: TableSchemas
+) -> None:
+    """An existing table that no message of the batch fits was written by something else."""
+    for table in {g["table"] for g in groups}:
+        mine = [c for g, c in zip(groups, conflicts, strict=True) if g["table"] == table]
+        if all(mine) and table_schemas(table) is not None:
+            raise TableError(
+                f"table {table}: {mine[0]}; the Delta table was not written by cdclake from "
+                "this source (move it away, or write the source elsewhere with --map-table)"
+            )
 
 
 _RANKS = {"byte": 1, "short": 2, "integer": 3, "long": 4, "float": 11, "double": 12}
@@ -465,6 +505,13 @@ def type_changes(
         )
         for table in {g["table"] for g in groups}
     }
+    conflicts = [
+        None
+        if isinstance(specs, DecodeError)
+        else type_conflict(env.sparkSession, specs, settled_per_table[g["table"]])
+        for g, specs in zip(groups, group_specs, strict=True)
+    ]
+    _check_tables(groups, conflicts, table_schemas)
     for i, g in enumerate(groups):
         mine = F.col("_group") == i
         if not g["keyed"] and (keys := table_keys(g["table"])):
@@ -476,6 +523,9 @@ def type_changes(
         specs = group_specs[i]
         if isinstance(specs, DecodeError):
             out["error"] = F.when(mine, F.lit(str(specs))).otherwise(out["error"])
+            continue
+        if conflicts[i] is not None:
+            out["error"] = F.when(mine, F.lit(conflicts[i])).otherwise(out["error"])
             continue
         settled = settled_per_table[g["table"]]
         specs = [fit_spec(s, settled[s.name.lower()]) for s in specs]

@@ -15,6 +15,10 @@ class DecodeError(CdclakeError):
     """A message or schema that a format cannot decode."""
 
 
+class TableError(CdclakeError):
+    """A target table cdclake cannot write (created by something else with other types)."""
+
+
 class BadInputError(CdclakeError):
     """Raised with ``fail_on_bad_input``: names where the bad record is and why it is bad."""
 
