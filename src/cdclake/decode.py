@@ -31,6 +31,7 @@ from pyspark.sql.types import (
 
 from cdclake import formats
 from cdclake.errors import DecodeError, TableError
+from cdclake.formats._values import date_from_days
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format
 from cdclake.model import (
     CHANGE_SCHEMA,
@@ -71,7 +72,7 @@ def text_spec(name: str, data_type: DataType) -> ColumnSpec:
         if isinstance(data_type, BinaryType):
             return F.try_to_binary(raw, F.lit("base64"))
         if isinstance(data_type, DateType):
-            return F.coalesce(raw.try_cast("date"), F.date_from_unix_date(raw.try_cast("int")))
+            return F.coalesce(raw.try_cast("date"), date_from_days(raw.try_cast("int")))
         if isinstance(data_type, StructType | ArrayType):
             return F.from_json(raw, data_type)
         if isinstance(data_type, MapType):
@@ -219,7 +220,8 @@ def settled_types(
     specs: Sequence[Sequence[ColumnSpec]], known: StructType | None
 ) -> dict[str, DataType]:
     """Per column (lower-case name), the one type every schema version of a table's batch is
-    cast to: the table's type where the table has the column, else the widest version's."""
+    cast to: the table's type where the table has the column, else that of the first version
+    (``specs``: the most common first), widened by the others (int and bigint: bigint)."""
     out: dict[str, DataType] = {f.name.lower(): f.dataType for f in (known.fields if known else [])}
     table = set(out)
     for group in specs:
@@ -339,9 +341,9 @@ def _typed_image(
     return variant, error, unavailable_col.cast("array<string>")
 
 
-def _key_error(specs: Sequence[ColumnSpec]) -> Column:
+def _key_error(specs: Sequence[ColumnSpec], key_columns: Column) -> Column:
     names = F.array(*[F.lit(s.name) for s in specs]) if specs else F.array().cast("array<string>")
-    missing = F.array_except(F.col("key_columns"), names)
+    missing = F.array_except(key_columns, names)
     return F.when(
         F.size(missing) > 0,
         F.concat(
@@ -356,12 +358,23 @@ def _key_error(specs: Sequence[ColumnSpec]) -> Column:
     )
 
 
-def _identity_error() -> Column:
+def _null_key_error(
+    specs: Sequence[ColumnSpec], key_columns: Column, before_raw: Column, after_raw: Column
+) -> Column:
+    """A key column that the row image leaves out or sets to null: no row can be found by it."""
+    image = F.when(F.col("after_text").isNotNull(), after_raw).otherwise(before_raw)
+    is_null = F.create_map(*[x for s in specs for x in (F.lit(s.name), image[s.name].isNull())])
+    missing = F.filter(key_columns, lambda k: F.coalesce(is_null[k], F.lit(False)))
+    return F.when(
+        F.size(missing) > 0,
+        F.concat(F.lit("key column(s) "), F.array_join(missing, ", "), F.lit(" null or missing")),
+    )
+
+
+def _identity_error(key_columns: Column) -> Column:
     """A keyless delete or update with no before image cannot say which row it removes."""
     return F.when(
-        (F.size(F.col("key_columns")) == 0)
-        & (F.col("op") == Op.DELETE)
-        & F.col("before_text").isNull(),
+        (F.size(key_columns) == 0) & (F.col("op") == Op.DELETE) & F.col("before_text").isNull(),
         F.lit(NO_IDENTITY),
     )
 
@@ -384,9 +397,20 @@ def _row_schema(specs: Sequence[ColumnSpec]) -> Column:
 
 
 def _typed_columns(
-    specs: Sequence[ColumnSpec], before_raw: Column | None = None, after_raw: Column | None = None
+    specs: Sequence[ColumnSpec],
+    before_raw: Column | None = None,
+    after_raw: Column | None = None,
+    key_columns: Column | None = None,
 ) -> dict[str, Column]:
-    """The typed columns of a change whose images have these columns."""
+    """The typed columns of a change whose images have these columns (``key_columns``: the
+    change's key, when not its own ``key_columns``)."""
+    keys = F.col("key_columns") if key_columns is None else key_columns
+    before_raw = (
+        F.from_json(F.col("before_text"), _text_struct(specs)) if before_raw is None else before_raw
+    )
+    after_raw = (
+        F.from_json(F.col("after_text"), _text_struct(specs)) if after_raw is None else after_raw
+    )
     before, before_err, _ = _typed_image(F.col("before_text"), specs, before_raw)
     after, after_err, unavailable = _typed_image(F.col("after_text"), specs, after_raw)
     return {
@@ -394,7 +418,13 @@ def _typed_columns(
         "after": after,
         "row_schema": _row_schema(specs),
         "unavailable": unavailable,
-        "error": F.coalesce(after_err, before_err, _key_error(specs), _identity_error()),
+        "error": F.coalesce(
+            after_err,
+            before_err,
+            _key_error(specs, keys),
+            _null_key_error(specs, keys, before_raw, after_raw),
+            _identity_error(keys),
+        ),
     }
 
 
@@ -447,7 +477,7 @@ def type_changes(
     groups = (
         env.filter(typable)
         .groupBy(_FORMAT, "table", "schema_token")
-        .agg(F.max(F.size("key_columns")).alias("keyed"))
+        .agg(F.max(F.size("key_columns")).alias("keyed"), F.count(F.lit(1)).alias("n"))
         .collect()
     )
     groups.sort(key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""))
@@ -496,9 +526,11 @@ def type_changes(
     # exists, so that a value that does not fit it is quarantined here, not failing the write
     settled_per_table = {
         table: settled_types(
-            [
+            [  # the version most changes have first: a stray message does not decide
                 s
-                for g, s in zip(groups, group_specs, strict=True)
+                for g, s in sorted(
+                    zip(groups, group_specs, strict=True), key=lambda gs: -int(gs[0]["n"])
+                )
                 if g["table"] == table and not isinstance(s, DecodeError)
             ],
             table_schemas(table),
@@ -514,7 +546,9 @@ def type_changes(
     _check_tables(groups, conflicts, table_schemas)
     for i, g in enumerate(groups):
         mine = F.col("_group") == i
+        key_columns = F.col("key_columns")
         if not g["keyed"] and (keys := table_keys(g["table"])):
+            key_columns = F.array(*map(F.lit, keys))
             # no key in the message or the configuration: the CREATE TABLE seen earlier names it
             out["key_columns"] = F.when(mine, F.array(*map(F.lit, keys))).otherwise(
                 out["key_columns"]
@@ -533,7 +567,9 @@ def type_changes(
             parsed[f"_{image}{i}"] = F.when(
                 mine, F.from_json(F.col(f"{image}_text"), _text_struct(specs))
             )
-        typed_columns = _typed_columns(specs, F.col(f"_before{i}"), F.col(f"_after{i}"))
+        typed_columns = _typed_columns(
+            specs, F.col(f"_before{i}"), F.col(f"_after{i}"), key_columns
+        )
         for name, typed in typed_columns.items():
             out[name] = F.when(mine, typed).otherwise(out[name])
     staged = env.withColumn("_group", group)

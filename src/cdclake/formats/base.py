@@ -178,11 +178,21 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     rec = F.col("_rec")
     unwrapped = rec["value"].withField(MALFORMED, F.lit(None).cast("string"))
     as_text = value_text(F.col("raw"))  # not raw's ``value``: that column is computed eagerly
-    use_rec = nested & rec[MALFORMED].isNull()
+    # a value the record's parse left null is a tombstone only if it is JSON null: Spark keeps
+    # the other fields of a record whose value failed to parse (partial results)
+    use_rec = nested & rec[MALFORMED].isNull() & (rec["value"].isNotNull() | as_text.isNull())
+    # a line that looked like a record object but is not valid JSON is not a tombstone
+    broken = nested & rec[MALFORMED].isNotNull()
     return staged.select(
         *raw.columns,
-        F.when(use_rec, unwrapped).otherwise(F.from_json(as_text, value_type, options)).alias("_v"),
-        F.when(use_rec, rec["value"].isNull()).otherwise(as_text.isNull()).alias(TOMBSTONE),
+        F.when(use_rec, unwrapped)
+        .when(broken, F.from_json(F.col("raw"), value_type, options))
+        .otherwise(F.from_json(as_text, value_type, options))
+        .alias("_v"),
+        F.when(use_rec, rec["value"].isNull())
+        .when(broken, F.lit(False))
+        .otherwise(as_text.isNull())
+        .alias(TOMBSTONE),
     )
 
 
