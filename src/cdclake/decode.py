@@ -15,8 +15,7 @@ from dataclasses import replace
 from functools import reduce
 
 from pyspark import StorageLevel
-from pyspark.errors import AnalysisException
-from pyspark.sql import Column, DataFrame, Row, SparkSession
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -232,24 +231,50 @@ def settled_types(
     return out
 
 
-def _castable(spark: SparkSession, source: DataType, target: DataType) -> bool:
-    """Whether Spark can try_cast ``source`` to ``target`` (asks the analyzer: no job runs)."""
-    try:
-        spark.range(0).select(F.lit(None).cast(source).try_cast(target)).schema  # noqa: B018
-    except AnalysisException:
-        return False
-    return True
+_NUMERIC = ("byte", "short", "integer", "long", "float", "double", "decimal", "boolean")
+_TIMES = ("date", "timestamp", "timestamp_ntz")
 
 
-def type_conflict(
-    spark: SparkSession, specs: Sequence[ColumnSpec], settled: dict[str, DataType]
-) -> str | None:
+def _castable(source: DataType, target: DataType) -> bool:
+    """Whether Spark's try_cast takes ``source`` to ``target`` (its rules, in short: text
+    from anything atomic and to anything atomic, numbers and booleans among themselves,
+    dates and timestamps among themselves, timestamps and numbers, nested types field by
+    field)."""
+    s, t = source.typeName(), target.typeName()
+    if (s == t and s not in ("struct", "array", "map")) or s in ("null", "void"):
+        return True
+    if isinstance(source, StructType) and isinstance(target, StructType):
+        return len(source.fields) == len(target.fields) and all(
+            _castable(a.dataType, b.dataType)
+            for a, b in zip(source.fields, target.fields, strict=True)
+        )
+    if isinstance(source, ArrayType) and isinstance(target, ArrayType):
+        return _castable(source.elementType, target.elementType)
+    if isinstance(source, MapType) and isinstance(target, MapType):
+        return _castable(source.keyType, target.keyType) and _castable(
+            source.valueType, target.valueType
+        )
+    nested = ("struct", "array", "map", "variant")
+    if t == "string":
+        return True
+    if s == "string":
+        return t not in nested
+    numbers = _NUMERIC[:-1]  # without boolean
+    pairs = {(s in _NUMERIC, t in _NUMERIC), (s in _TIMES, t in _TIMES)}
+    return (
+        (True, True) in pairs
+        or (s == "timestamp" and t in numbers)
+        or (s in numbers and t == "timestamp")
+    )
+
+
+def type_conflict(specs: Sequence[ColumnSpec], settled: dict[str, DataType]) -> str | None:
     """Why the values of ``specs`` cannot be cast to the settled types (a column typed as a
     struct by one message and as a number by the table or the other messages), if they can't."""
     for spec in specs:
         target = settled[spec.name.lower()]
         if spec.data_type.simpleString() != target.simpleString() and not _castable(
-            spark, spec.data_type, target
+            spec.data_type, target
         ):
             return (
                 f"column {spec.name}: the message's type {spec.data_type.simpleString()} "
@@ -540,7 +565,7 @@ def type_changes(
     conflicts = [
         None
         if isinstance(specs, DecodeError)
-        else type_conflict(env.sparkSession, specs, settled_per_table[g["table"]])
+        else type_conflict(specs, settled_per_table[g["table"]])
         for g, specs in zip(groups, group_specs, strict=True)
     ]
     _check_tables(groups, conflicts, table_schemas)
