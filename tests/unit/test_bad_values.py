@@ -4,6 +4,8 @@ only; the rest of the batch lands (issue 11: one such message used to end the wh
 
 from __future__ import annotations
 
+import json
+from datetime import date
 from typing import Any
 
 import msgs
@@ -78,3 +80,44 @@ def test_long_values_are_cut_in_the_reason(lake: Any) -> None:
     assert r.quarantined == 1
     [(_, reason)] = lake.quarantine()
     assert reason == f"column id: value '{'9' * 80}' does not fit int(11)"
+
+
+def test_keyless_table_gets_the_good_rows_only(lake: Any) -> None:
+    """No record key and no --primary-key: the table keeps whole rows; the same typing holds."""
+    first = [msgs.debezium(i, r, schema=msgs.DBZ_FIELDS, key=None) for i, r in enumerate(GOOD, 1)]
+    lake.apply(first)
+    r = lake.apply(
+        [
+            msgs.debezium(10, MORE[0], key=None),
+            msgs.debezium(11, {**BAD, "id": 7, "qty": "lots"}, key=None),
+            msgs.debezium(12, MORE[1], key=None),
+        ]
+    )
+    assert lake.rows(msgs.TABLES["debezium"], "id", "name", "qty")[2:] == [
+        (3, "c", 30),
+        (4, "d", 40),
+    ]
+    _reconciles(r)
+    [(line, reason)] = lake.quarantine()
+    assert (line, reason.split(" does not fit ")[0]) == (2, "column qty: value 'lots'")
+
+
+def test_a_column_added_by_ddl_types_the_rows_after_it(lake: Any) -> None:
+    """After ALTER TABLE ADD COLUMN in the same batch, a value that does not fit the new
+    column's type quarantines its message only."""
+    lake.apply(_first_batch(lake, "canal"), format="canal")
+    alter = json.loads(msgs.ckafka_create())
+    alter.update(sql="ALTER TABLE `items` ADD COLUMN `born` date", type="ALTER")
+    mysql = {**msgs.MYSQL, "born": "date"}
+    r = lake.apply(
+        [
+            json.dumps({**alter, "es": 1_700_000_000_005}),
+            msgs.canal(10, {**MORE[0], "born": "2020-01-02"}, mysql=mysql),
+            msgs.canal(11, {**MORE[1], "born": "2020-02-30"}, mysql=mysql),
+        ],
+        format="canal",
+    )
+    _reconciles(r)
+    [(line, reason)] = lake.quarantine()
+    assert (line, reason) == (3, "column born: value '2020-02-30' does not fit date")
+    assert lake.rows(msgs.TABLES["canal"], "id", "born")[2:] == [(3, date(2020, 1, 2))]
