@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
@@ -9,14 +10,15 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 
-from cdclake.errors import CdclakeError
+from cdclake.errors import CdclakeError, one_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cdclake.apply.batch import BatchResult
-    from cdclake.config import ApplyConfig, DropPolicy, RenamePolicy
+    from cdclake.config import ApplyConfig, BinaryEncoding, DropPolicy, RenamePolicy
 
 app = typer.Typer(
     add_completion=False,
@@ -28,6 +30,27 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, soft_wrap=True)
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
+DEBUG_ENV = "CDCLAKE_DEBUG"
+_debug = {"on": os.environ.get(DEBUG_ENV, "") not in ("", "0")}
+
+
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help=f"Show Python tracebacks (also {DEBUG_ENV}=1)")
+    ] = False,
+) -> None:
+    """Land database change streams in Delta Lake tables with Apache Spark."""
+    _debug["on"] = debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _failed(e: Exception, where: str) -> typer.Exit:
+    """A failure that is not the data's (disk, permissions, broker, a table cdclake cannot
+    write): one line naming it and where, exit status 2; the traceback with ``--debug``."""
+    if _debug["on"]:
+        raise e
+    err.print(f"[red]error:[/red] {escape(f'{where}: {one_line(e)}')}", highlight=False)
+    return typer.Exit(2)
 
 
 def _spark(master: str | None = None, verbose: bool = False) -> SparkSession:
@@ -103,6 +126,9 @@ def apply(
         list[str] | None,
         typer.Option(help="KEY=VALUE for Spark's Kafka source, e.g. kafka.security.protocol=SSL"),
     ] = None,
+    binary_encoding: Annotated[
+        str, typer.Option(help="Binary values of canal/CKafka: latin1 (canal's), base64 or hex")
+    ] = "latin1",
     master: MasterOption = None,
     verbose: VerboseOption = False,
 ) -> None:
@@ -139,6 +165,7 @@ def apply(
             max_offsets_per_trigger=max_offsets_per_trigger,
             max_message_bytes=max_message_bytes,
             kafka_options=dict(parse_kafka_option(o) for o in kafka_option or []),
+            binary_encoding=cast("BinaryEncoding", binary_encoding),
         ).check()
         spark = _spark(master, verbose)
         if config.kafka_bootstrap is not None:
@@ -159,6 +186,8 @@ def apply(
     except CdclakeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
+    except Exception as e:
+        raise _failed(e, f"applying to {target}") from None
     print_summary(result, console)
 
 

@@ -59,6 +59,8 @@ def parse_mapping(spec: str) -> tuple[str, str]:
 DropPolicy = Literal["keep", "drop"]
 """What a DROP COLUMN / DROP TABLE does to the Delta table."""
 RenamePolicy = Literal["follow", "keep"]
+BinaryEncoding = Literal["latin1", "base64", "hex"]
+"""How canal and CKafka producers write binary values as text (canal's own: ``latin1``)."""
 """What a RENAME TABLE does: follow it (rename the Delta table) or keep the old name."""
 
 
@@ -94,6 +96,7 @@ class ApplyConfig(BaseModel):
     max_offsets_per_trigger: int | None = Field(default=None, ge=1)
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
     kafka_options: dict[str, str] = Field(default_factory=dict)
+    binary_encoding: BinaryEncoding = "latin1"
 
     @field_validator("target")
     @classmethod
@@ -107,6 +110,7 @@ class ApplyConfig(BaseModel):
             primary_keys=dict(self.keys),
             tinyint1_as_boolean=self.tinyint1_as_boolean,
             source_timezone=self.source_timezone,
+            binary_encoding=self.binary_encoding,
         )
 
     def ddl_policy(self) -> DdlPolicy:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import reduce
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -28,7 +29,8 @@ from pyspark.sql.types import (
 )
 
 from cdclake import formats
-from cdclake.errors import DecodeError
+from cdclake.errors import DecodeError, TableError
+from cdclake.formats._values import date_from_days
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format
 from cdclake.model import (
     CHANGE_SCHEMA,
@@ -49,6 +51,8 @@ NO_IDENTITY = (
     "(give --primary-key TABLE=COLS or capture full before images)"
 )
 NOT_A_FORMAT = "not a message of any known format ({names})"
+VALUE_CHARS = 80
+"""A value quoted in a quarantine reason is cut to this many characters."""
 
 
 def _no_tables(_: str) -> StructType | None:
@@ -67,7 +71,7 @@ def text_spec(name: str, data_type: DataType) -> ColumnSpec:
         if isinstance(data_type, BinaryType):
             return F.try_to_binary(raw, F.lit("base64"))
         if isinstance(data_type, DateType):
-            return F.coalesce(raw.try_cast("date"), F.date_from_unix_date(raw.try_cast("int")))
+            return F.coalesce(raw.try_cast("date"), date_from_days(raw.try_cast("int")))
         if isinstance(data_type, StructType | ArrayType):
             return F.from_json(raw, data_type)
         if isinstance(data_type, MapType):
@@ -192,7 +196,117 @@ def _specs_for(
     fields = [f for f in (known.fields if known else []) if not f.name.startswith(META_PREFIX)]
     names = {f.name for f in fields}
     fields += [f for f in inferred.get(table, StructType()).fields if f.name not in names]
-    return [fmt.typed_spec(f.name, f.dataType) or text_spec(f.name, f.dataType) for f in fields]
+    return [
+        fmt.typed_spec(f.name, f.dataType, options) or text_spec(f.name, f.dataType) for f in fields
+    ]
+
+
+def fit_spec(spec: ColumnSpec, data_type: DataType) -> ColumnSpec:
+    """``spec`` whose values must land in a column of ``data_type`` (the table's type, or the
+    type the batch settled on): a value that does not cast fits nothing, so its change is
+    quarantined instead of failing the write."""
+    if spec.data_type.simpleString() == data_type.simpleString():
+        return spec
+
+    def convert(raw: Column) -> Column:
+        return spec.convert(raw).try_cast(data_type)
+
+    expected = f"{data_type.simpleString()} (the table's type; the message says {spec.expected})"
+    return replace(spec, data_type=data_type, convert=convert, expected=expected)
+
+
+def settled_types(
+    specs: Sequence[Sequence[ColumnSpec]], known: StructType | None
+) -> dict[str, DataType]:
+    """Per column (lower-case name), the one type every schema version of a table's batch is
+    cast to: the table's type where the table has the column, else that of the first version
+    (``specs``: the most common first), widened by the others (int and bigint: bigint)."""
+    out: dict[str, DataType] = {f.name.lower(): f.dataType for f in (known.fields if known else [])}
+    table = set(out)
+    for group in specs:
+        for s in group:
+            name = s.name.lower()
+            if name not in table:
+                out[name] = _wider(out.get(name), s.data_type)
+    return out
+
+
+_NUMERIC = ("byte", "short", "integer", "long", "float", "double", "decimal", "boolean")
+_TIMES = ("date", "timestamp", "timestamp_ntz")
+
+
+def _castable(source: DataType, target: DataType) -> bool:
+    """Whether Spark's try_cast takes ``source`` to ``target`` (its rules, in short: text
+    from anything atomic and to anything atomic, numbers and booleans among themselves,
+    dates and timestamps among themselves, timestamps and numbers, nested types field by
+    field)."""
+    s, t = source.typeName(), target.typeName()
+    if (s == t and s not in ("struct", "array", "map")) or s in ("null", "void"):
+        return True
+    if isinstance(source, StructType) and isinstance(target, StructType):
+        return len(source.fields) == len(target.fields) and all(
+            _castable(a.dataType, b.dataType)
+            for a, b in zip(source.fields, target.fields, strict=True)
+        )
+    if isinstance(source, ArrayType) and isinstance(target, ArrayType):
+        return _castable(source.elementType, target.elementType)
+    if isinstance(source, MapType) and isinstance(target, MapType):
+        return _castable(source.keyType, target.keyType) and _castable(
+            source.valueType, target.valueType
+        )
+    nested = ("struct", "array", "map", "variant")
+    if t == "string":
+        return True
+    if s == "string":
+        return t not in nested
+    numbers = _NUMERIC[:-1]  # without boolean
+    pairs = {(s in _NUMERIC, t in _NUMERIC), (s in _TIMES, t in _TIMES)}
+    return (
+        (True, True) in pairs
+        or (s == "timestamp" and t in numbers)
+        or (s in numbers and t == "timestamp")
+    )
+
+
+def type_conflict(specs: Sequence[ColumnSpec], settled: dict[str, DataType]) -> str | None:
+    """Why the values of ``specs`` cannot be cast to the settled types (a column typed as a
+    struct by one message and as a number by the table or the other messages), if they can't."""
+    for spec in specs:
+        target = settled[spec.name.lower()]
+        if spec.data_type.simpleString() != target.simpleString() and not _castable(
+            spec.data_type, target
+        ):
+            return (
+                f"column {spec.name}: the message's type {spec.data_type.simpleString()} "
+                f"cannot become {target.simpleString()} (the table's or the batch's type)"
+            )
+    return None
+
+
+def _check_tables(
+    groups: Sequence[Row], conflicts: Sequence[str | None], table_schemas: TableSchemas
+) -> None:
+    """An existing table that no message of the batch fits was written by something else."""
+    for table in {g["table"] for g in groups}:
+        mine = [c for g, c in zip(groups, conflicts, strict=True) if g["table"] == table]
+        if all(mine) and table_schemas(table) is not None:
+            raise TableError(
+                f"table {table}: {mine[0]}; the Delta table was not written by cdclake from "
+                "this source (move it away, or write the source elsewhere with --map-table)"
+            )
+
+
+_RANKS = {"byte": 1, "short": 2, "integer": 3, "long": 4, "float": 11, "double": 12}
+
+
+def _wider(a: DataType | None, b: DataType) -> DataType:
+    """Of two versions of a column not yet in the table, the one the other widens to (int and
+    bigint: bigint); otherwise the first."""
+    if a is None:
+        return b
+    ra, rb = _RANKS.get(a.typeName(), 0), _RANKS.get(b.typeName(), 0)
+    same_family = ra and rb and (ra > 10) == (rb > 10)
+    return b if same_family and rb > ra else a
 
 
 def row_struct(specs: Sequence[ColumnSpec]) -> StructType:
@@ -232,7 +346,7 @@ def _typed_image(
                 bad,
                 F.concat(
                     F.lit(f"column {s.name}: value '"),
-                    F.substring(cell, 1, 100),
+                    F.substring(cell, 1, VALUE_CHARS),
                     F.lit(f"' does not fit {s.expected}"),
                 ),
             )
@@ -252,9 +366,9 @@ def _typed_image(
     return variant, error, unavailable_col.cast("array<string>")
 
 
-def _key_error(specs: Sequence[ColumnSpec]) -> Column:
+def _key_error(specs: Sequence[ColumnSpec], key_columns: Column) -> Column:
     names = F.array(*[F.lit(s.name) for s in specs]) if specs else F.array().cast("array<string>")
-    missing = F.array_except(F.col("key_columns"), names)
+    missing = F.array_except(key_columns, names)
     return F.when(
         F.size(missing) > 0,
         F.concat(
@@ -269,12 +383,23 @@ def _key_error(specs: Sequence[ColumnSpec]) -> Column:
     )
 
 
-def _identity_error() -> Column:
+def _null_key_error(
+    specs: Sequence[ColumnSpec], key_columns: Column, before_raw: Column, after_raw: Column
+) -> Column:
+    """A key column that the row image leaves out or sets to null: no row can be found by it."""
+    image = F.when(F.col("after_text").isNotNull(), after_raw).otherwise(before_raw)
+    is_null = F.create_map(*[x for s in specs for x in (F.lit(s.name), image[s.name].isNull())])
+    missing = F.filter(key_columns, lambda k: F.coalesce(is_null[k], F.lit(False)))
+    return F.when(
+        F.size(missing) > 0,
+        F.concat(F.lit("key column(s) "), F.array_join(missing, ", "), F.lit(" null or missing")),
+    )
+
+
+def _identity_error(key_columns: Column) -> Column:
     """A keyless delete or update with no before image cannot say which row it removes."""
     return F.when(
-        (F.size(F.col("key_columns")) == 0)
-        & (F.col("op") == Op.DELETE)
-        & F.col("before_text").isNull(),
+        (F.size(key_columns) == 0) & (F.col("op") == Op.DELETE) & F.col("before_text").isNull(),
         F.lit(NO_IDENTITY),
     )
 
@@ -297,9 +422,20 @@ def _row_schema(specs: Sequence[ColumnSpec]) -> Column:
 
 
 def _typed_columns(
-    specs: Sequence[ColumnSpec], before_raw: Column | None = None, after_raw: Column | None = None
+    specs: Sequence[ColumnSpec],
+    before_raw: Column | None = None,
+    after_raw: Column | None = None,
+    key_columns: Column | None = None,
 ) -> dict[str, Column]:
-    """The typed columns of a change whose images have these columns."""
+    """The typed columns of a change whose images have these columns (``key_columns``: the
+    change's key, when not its own ``key_columns``)."""
+    keys = F.col("key_columns") if key_columns is None else key_columns
+    before_raw = (
+        F.from_json(F.col("before_text"), _text_struct(specs)) if before_raw is None else before_raw
+    )
+    after_raw = (
+        F.from_json(F.col("after_text"), _text_struct(specs)) if after_raw is None else after_raw
+    )
     before, before_err, _ = _typed_image(F.col("before_text"), specs, before_raw)
     after, after_err, unavailable = _typed_image(F.col("after_text"), specs, after_raw)
     return {
@@ -307,7 +443,13 @@ def _typed_columns(
         "after": after,
         "row_schema": _row_schema(specs),
         "unavailable": unavailable,
-        "error": F.coalesce(after_err, before_err, _key_error(specs), _identity_error()),
+        "error": F.coalesce(
+            after_err,
+            before_err,
+            _key_error(specs, keys),
+            _null_key_error(specs, keys, before_raw, after_raw),
+            _identity_error(keys),
+        ),
     }
 
 
@@ -360,9 +502,10 @@ def type_changes(
     groups = (
         env.filter(typable)
         .groupBy(_FORMAT, "table", "schema_token")
-        .agg(F.max(F.size("key_columns")).alias("keyed"))
+        .agg(F.max(F.size("key_columns")).alias("keyed"), F.count(F.lit(1)).alias("n"))
         .collect()
     )
+    groups.sort(key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""))
     inferred = (
         infer_types(env.filter(typable & F.col("schema_token").isNull()))
         if any(g["schema_token"] is None for g in groups)
@@ -389,25 +532,69 @@ def type_changes(
     }
     out["error"] = F.coalesce(F.col("error"), imageless)
     parsed: dict[str, Column] = {}  # each group's images parsed once, in a projection of its own
+    group_specs: list[list[ColumnSpec] | DecodeError] = []
+    for g in groups:
+        try:
+            group_specs.append(
+                _specs_for(
+                    formats.get(g[_FORMAT]),
+                    g["table"],
+                    g["schema_token"],
+                    options,
+                    table_schemas,
+                    inferred,
+                )
+            )
+        except DecodeError as e:
+            group_specs.append(e)
+    # all versions of a table's rows are cast to one type per column: the table's, where it
+    # exists, so that a value that does not fit it is quarantined here, not failing the write
+    settled_per_table = {
+        table: settled_types(
+            [  # the version most changes have first: a stray message does not decide
+                s
+                for g, s in sorted(
+                    zip(groups, group_specs, strict=True), key=lambda gs: -int(gs[0]["n"])
+                )
+                if g["table"] == table and not isinstance(s, DecodeError)
+            ],
+            table_schemas(table),
+        )
+        for table in {g["table"] for g in groups}
+    }
+    conflicts = [
+        None
+        if isinstance(specs, DecodeError)
+        else type_conflict(specs, settled_per_table[g["table"]])
+        for g, specs in zip(groups, group_specs, strict=True)
+    ]
+    _check_tables(groups, conflicts, table_schemas)
     for i, g in enumerate(groups):
-        fmt = formats.get(g[_FORMAT])
         mine = F.col("_group") == i
+        key_columns = F.col("key_columns")
         if not g["keyed"] and (keys := table_keys(g["table"])):
+            key_columns = F.array(*map(F.lit, keys))
             # no key in the message or the configuration: the CREATE TABLE seen earlier names it
             out["key_columns"] = F.when(mine, F.array(*map(F.lit, keys))).otherwise(
                 out["key_columns"]
             )
             out["key_source"] = F.when(mine, F.lit(KeySource.DDL)).otherwise(out["key_source"])
-        try:
-            specs = _specs_for(fmt, g["table"], g["schema_token"], options, table_schemas, inferred)
-        except DecodeError as e:
-            out["error"] = F.when(mine, F.lit(str(e))).otherwise(out["error"])
+        specs = group_specs[i]
+        if isinstance(specs, DecodeError):
+            out["error"] = F.when(mine, F.lit(str(specs))).otherwise(out["error"])
             continue
+        if conflicts[i] is not None:
+            out["error"] = F.when(mine, F.lit(conflicts[i])).otherwise(out["error"])
+            continue
+        settled = settled_per_table[g["table"]]
+        specs = [fit_spec(s, settled[s.name.lower()]) for s in specs]
         for image in ("before", "after"):
             parsed[f"_{image}{i}"] = F.when(
                 mine, F.from_json(F.col(f"{image}_text"), _text_struct(specs))
             )
-        typed_columns = _typed_columns(specs, F.col(f"_before{i}"), F.col(f"_after{i}"))
+        typed_columns = _typed_columns(
+            specs, F.col(f"_before{i}"), F.col(f"_after{i}"), key_columns
+        )
         for name, typed in typed_columns.items():
             out[name] = F.when(mine, typed).otherwise(out[name])
     staged = env.withColumn("_group", group)

@@ -83,6 +83,7 @@ from pyspark.sql.types import (
 )
 
 from cdclake.errors import ConfigError, DecodeError
+from cdclake.formats._values import binary_text
 from cdclake.formats.base import ColumnSpec
 
 MAX_SPARK_PRECISION = 38
@@ -365,7 +366,6 @@ def spark_type(mysql_type: str, *, tinyint1_as_boolean: bool = False) -> DataTyp
 _DIGITS = "^[0-9]+$"
 _TIME = "^-?[0-9]{1,3}:[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,6})?$"
 _NUMBER = "^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]+)?$"
-_NOT_LATIN1 = "[^\\x00-\\xff]"  # a Java regex: any char that is not one ISO-8859-1 byte
 
 
 def _in_range(value: Column, low: int, high: int) -> Column:
@@ -444,7 +444,7 @@ def _check_timezone(source_timezone: str) -> None:
 
 
 def _converter(
-    t: MysqlType, data_type: DataType, source_timezone: str
+    t: MysqlType, data_type: DataType, source_timezone: str, binary_encoding: str = "latin1"
 ) -> Callable[[Column], Column]:
     if isinstance(data_type, BooleanType):
         return _boolean
@@ -465,7 +465,7 @@ def _converter(
     if t.name == "decimal" and isinstance(data_type, StringType):
         return lambda c: F.when(F.trim(c).rlike(_NUMBER), F.trim(c))
     if isinstance(data_type, BinaryType):
-        return lambda c: F.when(~c.rlike(_NOT_LATIN1), F.encode(c, "ISO-8859-1"))
+        return lambda c: binary_text(c, binary_encoding)
     if isinstance(data_type, StringType):
         return lambda c: c
     # decimal, float, double, date, datetime: Spark's cast reads canal's text; zero dates -> NULL
@@ -478,12 +478,14 @@ def column_spec(
     *,
     tinyint1_as_boolean: bool = False,
     source_timezone: str = "UTC",
+    binary_encoding: str = "latin1",
 ) -> ColumnSpec:
     """The :class:`~cdclake.formats.base.ColumnSpec` of a column of ``mysql_type``.
 
     Its ``convert`` reads canal's text value (see the module table) and returns NULL when the
     value does not fit; ``expected`` is the MySQL type. ``source_timezone`` is the zone in which
-    ``timestamp`` values are written (canal: its JVM's default zone).
+    ``timestamp`` values are written (canal: its JVM's default zone); ``binary_encoding`` how
+    binary values are written (:data:`cdclake.formats._values.BINARY_ENCODINGS`).
 
     >>> spec = column_spec("created", "timestamp(3)", source_timezone="Asia/Shanghai")
     >>> spec.data_type
@@ -492,7 +494,7 @@ def column_spec(
     _check_timezone(source_timezone)
     t = parse_type(mysql_type)
     data_type = spark_type(mysql_type, tinyint1_as_boolean=tinyint1_as_boolean)
-    convert = _converter(t, data_type, source_timezone.strip())
+    convert = _converter(t, data_type, source_timezone.strip(), binary_encoding)
     return ColumnSpec(name=name, data_type=data_type, convert=convert, expected=t.text)
 
 

@@ -43,6 +43,23 @@ def base64_binary(raw: Column) -> Column:
     return F.try_to_binary(raw, F.lit("base64"))
 
 
+BINARY_ENCODINGS = ("latin1", "base64", "hex")
+"""How a producer may write binary values as JSON text (see :func:`binary_text`)."""
+
+
+def binary_text(raw: Column, encoding: str) -> Column:
+    """Text of a binary value -> binary; NULL when it is not in ``encoding``.
+
+    ``latin1``: ISO-8859-1, one character U+0000..U+00FF per byte (canal's way); ``base64``;
+    ``hex``.
+    """
+    if encoding == "latin1":
+        return F.when(~raw.rlike("[^\\x00-\\xff]"), F.encode(raw, "ISO-8859-1"))
+    if encoding in ("base64", "hex"):
+        return F.try_to_binary(raw, F.lit(encoding))
+    raise ValueError(f"binary encoding {encoding!r}: expected one of {', '.join(BINARY_ENCODINGS)}")
+
+
 def iso_date(raw: Column) -> Column:
     """``YYYY-MM-DD`` with an optional zone -> date; NULL for impossible dates."""
     return F.regexp_extract(raw, ISO_DATE, 1).try_cast("date")

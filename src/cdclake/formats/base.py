@@ -66,6 +66,9 @@ class DecodeOptions:
     primary_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tinyint1_as_boolean: bool = False
     source_timezone: str = "UTC"
+    binary_encoding: str = "latin1"
+    """How formats that write binary values as text encode them (canal, CKafka): ``latin1``
+    (ISO-8859-1, one character per byte: what canal writes), ``base64`` or ``hex``."""
 
 
 ENVELOPE_SCHEMA = StructType(
@@ -111,7 +114,9 @@ class Format(ABC):
         with ``error`` set (quarantine). Use :func:`select_envelope` to finish.
         """
 
-    def typed_spec(self, name: str, data_type: DataType) -> ColumnSpec | None:
+    def typed_spec(
+        self, name: str, data_type: DataType, options: DecodeOptions | None = None
+    ) -> ColumnSpec | None:
         """A column of a message without types, whose Spark type the core already knows
         (from the table, or inferred). None: the core's plain text casts
         (:func:`cdclake.decode.text_spec`)."""
@@ -173,11 +178,21 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     rec = F.col("_rec")
     unwrapped = rec["value"].withField(MALFORMED, F.lit(None).cast("string"))
     as_text = value_text(F.col("raw"))  # not raw's ``value``: that column is computed eagerly
-    use_rec = nested & rec[MALFORMED].isNull()
+    # a value the record's parse left null is a tombstone only if it is JSON null: Spark keeps
+    # the other fields of a record whose value failed to parse (partial results)
+    use_rec = nested & rec[MALFORMED].isNull() & (rec["value"].isNotNull() | as_text.isNull())
+    # a line that looked like a record object but is not valid JSON is not a tombstone
+    broken = nested & rec[MALFORMED].isNotNull()
     return staged.select(
         *raw.columns,
-        F.when(use_rec, unwrapped).otherwise(F.from_json(as_text, value_type, options)).alias("_v"),
-        F.when(use_rec, rec["value"].isNull()).otherwise(as_text.isNull()).alias(TOMBSTONE),
+        F.when(use_rec, unwrapped)
+        .when(broken, F.from_json(F.col("raw"), value_type, options))
+        .otherwise(F.from_json(as_text, value_type, options))
+        .alias("_v"),
+        F.when(use_rec, rec["value"].isNull())
+        .when(broken, F.lit(False))
+        .otherwise(as_text.isNull())
+        .alias(TOMBSTONE),
     )
 
 

@@ -188,6 +188,7 @@ def mysql_column_specs(schema_token: str, options: DecodeOptions) -> list[Column
                     mysql_type,
                     tinyint1_as_boolean=options.tinyint1_as_boolean,
                     source_timezone=options.source_timezone,
+                    binary_encoding=options.binary_encoding,
                 )
             )
         except DecodeError as e:

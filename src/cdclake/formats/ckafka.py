@@ -28,8 +28,10 @@ from typing import ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
+from pyspark.sql.types import BinaryType, DataType
 
 from cdclake import mysql_types
+from cdclake.formats._values import binary_text
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.formats.canal import CanalFormat, lookup, mysql_column_specs
 from cdclake.model import KeySource, Op
@@ -149,6 +151,17 @@ class CKafkaFormat(Format):
             raw=F.col("raw"),
             meta=meta,
             error=error,
+        )
+
+    def typed_spec(
+        self, name: str, data_type: DataType, options: DecodeOptions | None = None
+    ) -> ColumnSpec | None:
+        # DML carries no types: the table's binary columns are text as canal writes them
+        if not isinstance(data_type, BinaryType):
+            return None
+        encoding = (options or DecodeOptions()).binary_encoding
+        return ColumnSpec(
+            name, data_type, lambda raw: binary_text(raw, encoding), f"binary ({encoding})"
         )
 
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:

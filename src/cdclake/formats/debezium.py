@@ -179,19 +179,29 @@ def _lookup(mapping: dict[str, str]) -> Column:
     return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
 
 
+_KEY_ENVELOPE = ["payload", "schema"]
+"""The fields of a key in JsonConverter's envelope form (``schemas.enable=true``), sorted."""
+
+
 def _parsed_key(key: Column) -> Column:
     """The record key read once (its own column: see :func:`_key_columns`): the payload as text,
-    and whether there is a schema (read as a one-field struct: its text is never needed)."""
+    and the key's own field names (an envelope has exactly ``schema`` and ``payload``)."""
     return F.when(
-        key.isNotNull(), F.from_json(key, "`schema` STRUCT<type: STRING>, payload STRING")
+        key.isNotNull(),
+        F.struct(
+            F.get_json_object(key, "$.payload").alias("payload"),
+            F.array_sort(F.json_object_keys(key)).alias("fields"),
+        ),
     )
 
 
 def _key_columns(key: Column, parsed: Column) -> Column:
-    """The key's column names, from the payload of a key with a schema, else the key itself."""
-    payload = F.when(
-        parsed["schema"].isNotNull() & parsed["payload"].isNotNull(), parsed["payload"]
-    ).otherwise(key)
+    """The key's column names: those of the payload of a key in the envelope form (with a
+    struct schema or a null one), else those of the key itself."""
+    enveloped = (parsed["fields"] == F.array(*map(F.lit, _KEY_ENVELOPE))) & F.startswith(
+        F.ltrim(parsed["payload"]), F.lit("{")
+    )
+    payload = F.when(enveloped, parsed["payload"]).otherwise(key)
     return F.coalesce(F.json_object_keys(payload), F.array().cast("array<string>"))
 
 
@@ -314,7 +324,9 @@ class DebeziumFormat(Format):
             error=error,
         )
 
-    def typed_spec(self, name: str, data_type: DataType) -> ColumnSpec | None:
+    def typed_spec(
+        self, name: str, data_type: DataType, options: DecodeOptions | None = None
+    ) -> ColumnSpec | None:
         # schemaless payloads: JSON text as Debezium writes it, TOAST placeholder included
         return debezium_types.infer_spec(name, data_type)
 

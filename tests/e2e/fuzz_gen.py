@@ -1,0 +1,473 @@
+"""Seeded workloads of the four formats with mutated messages mixed in (the fuzz suite).
+
+Every format writes its own table of the same shape (key ``id``, a text, a big integer, a
+decimal, a date, a timestamp and a binary column). A workload is good messages (inserts,
+updates, deletes with rising positions) plus mutants: messages that are bad by construction,
+each tagged with the kind of mutation, so that the test can check that every one of them is
+quarantined and that the tables hold what the good messages alone produce.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+FORMATS = ("debezium", "canal", "ckafka", "dataworks")
+TABLES = {
+    "debezium": "shop.dbo.items_dbz",
+    "canal": "shop.items_canal",
+    "ckafka": "shop.items_ckafka",
+    "dataworks": "shop.items_dw",
+}
+MYSQL = {
+    "id": "int(11)",
+    "name": "varchar(40)",
+    "qty": "bigint(20)",
+    "price": "decimal(10,2)",
+    "born": "date",
+    "at": "datetime(3)",
+    "data": "blob",
+}
+DW = {
+    "id": "LONG",
+    "name": "STRING",
+    "qty": "LONG",
+    "price": "DOUBLE",
+    "born": "DATE",
+    "at": "DATE",
+    "data": "BYTES",
+}
+DBZ = [
+    {"field": "id", "type": "int32", "optional": False},
+    {"field": "name", "type": "string", "optional": True},
+    {"field": "qty", "type": "int64", "optional": True},
+    {
+        "field": "price",
+        "type": "bytes",
+        "optional": True,
+        "name": "org.apache.kafka.connect.data.Decimal",
+        "parameters": {"scale": "2", "connect.decimal.precision": "10"},
+    },
+    {"field": "born", "type": "int32", "optional": True, "name": "io.debezium.time.Date"},
+    {"field": "at", "type": "string", "optional": True, "name": "io.debezium.time.ZonedTimestamp"},
+    {"field": "data", "type": "bytes", "optional": True},
+]
+EPOCH = date(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class Message:
+    line: bytes
+    fmt: str
+    kind: str  # "good", "control" (a good DDL), or the mutation
+
+
+def _row(rng: random.Random, i: int) -> dict[str, Any]:
+    return {
+        "id": i,
+        "name": rng.choice(["a", "bé", "c d", "", "名前", "x" * 30]),
+        "qty": rng.randint(-(2**62), 2**62),
+        "price": Decimal(rng.randint(-(10**10) + 1, 10**10 - 1)).scaleb(-2),
+        "born": EPOCH + timedelta(days=rng.randint(-20000, 40000)),
+        "at": datetime(2020, 1, 1, tzinfo=UTC) + timedelta(milliseconds=rng.randint(0, 10**11)),
+        "data": bytes(rng.randrange(256) for _ in range(rng.randint(0, 12))),
+    }
+
+
+# ---- rendering a typed row as each format writes it -----------------------------------------
+
+
+def _mysql_text(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, bytes):
+            out[k] = v.decode("latin-1")
+        elif isinstance(v, datetime):
+            out[k] = v.strftime("%Y-%m-%d %H:%M:%S.") + f"{v.microsecond // 1000:03d}"
+        elif v is None or isinstance(v, str):
+            out[k] = v
+        else:
+            out[k] = str(v)
+    return out
+
+
+def _dw_values(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, bytes):
+            out[k] = base64.b64encode(v).decode()
+        elif isinstance(v, datetime):
+            out[k] = int(v.timestamp() * 1000)
+        elif isinstance(v, date):
+            out[k] = int(datetime(v.year, v.month, v.day, tzinfo=UTC).timestamp() * 1000)
+        elif isinstance(v, Decimal):
+            out[k] = float(v)
+        else:
+            out[k] = v
+    return out
+
+
+def _unscaled(v: Decimal) -> str:
+    n = int(v.scaleb(2))
+    size = max(1, (n.bit_length() + 8) // 8)
+    return base64.b64encode(n.to_bytes(size, "big", signed=True)).decode()
+
+
+def _dbz_values(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, bytes):
+            out[k] = base64.b64encode(v).decode()
+        elif isinstance(v, datetime):
+            out[k] = v.strftime("%Y-%m-%dT%H:%M:%S.") + f"{v.microsecond // 1000:03d}Z"
+        elif isinstance(v, date):
+            out[k] = (v - EPOCH).days
+        elif isinstance(v, Decimal):
+            out[k] = _unscaled(v)
+        else:
+            out[k] = v
+    return out
+
+
+def debezium(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
+    lsn = f"{n:08x}:{n:08x}:0002"
+    row_schema = {"type": "struct", "optional": True, "fields": [dict(f) for f in DBZ]}
+    return {
+        "key": key,
+        "value": {
+            "schema": {
+                "type": "struct",
+                "fields": [{**row_schema, "field": "before"}, {**row_schema, "field": "after"}],
+            },
+            "payload": {
+                "before": before,
+                "after": after,
+                "source": {
+                    "connector": "sqlserver",
+                    "db": "shop",
+                    "schema": "dbo",
+                    "table": "items_dbz",
+                    "change_lsn": lsn,
+                    "commit_lsn": lsn,
+                    "ts_ms": 1_700_000_000_000 + n,
+                },
+                "op": op,
+                "ts_ms": 1_700_000_000_000 + n,
+            },
+        },
+    }
+
+
+def canal(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
+    kind = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}[op]
+    data = after if after is not None else before
+    old = None
+    if op == "u":
+        old = [{k: v for k, v in before.items() if data.get(k) != v} or {"id": before["id"]}]
+    return {
+        "data": [data],
+        "database": "shop",
+        "es": 1_700_000_000_000 + n,
+        "id": n,
+        "isDdl": False,
+        "mysqlType": MYSQL,
+        "old": old,
+        "pkNames": ["id"],
+        "sql": "",
+        "sqlType": None,
+        "table": "items_canal",
+        "ts": 1_700_000_000_000 + n,
+        "type": kind,
+    }
+
+
+def ckafka(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
+    return {
+        "BINLOG_NAME": "mysql-bin.000003",
+        "BINLOG_POS": 1000 + n,
+        "DATABASE": "shop",
+        "EVENT_SERVER_ID": None,
+        "GLOBAL_ID": None,
+        "GROUP_ID": None,
+        "NEW_VALUES": after,
+        "OLD_VALUES": before,
+        "TABLE": "items_ckafka",
+        "TIME": "20240101000000",
+        "TYPE": {"c": "I", "u": "U", "d": "D"}[op],
+    }
+
+
+def ckafka_create() -> dict[str, Any]:
+    cols = ", ".join(f"`{c}` {t}" for c, t in MYSQL.items())
+    return {
+        "data": None,
+        "database": "shop",
+        "es": 1655812326,
+        "id": 0,
+        "isDdl": True,
+        "mysqlType": None,
+        "old": None,
+        "pkNames": None,
+        "sql": f"CREATE TABLE `items_ckafka` ({cols}, PRIMARY KEY (`id`))",
+        "sqlType": None,
+        "table": "items_ckafka",
+        "ts": 1655812326,
+        "type": "CREATE",
+    }
+
+
+def dataworks(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
+    code = {"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"}[op]
+    before = None if op == "u" else before  # the after half of an update
+    return {
+        "schema": {
+            "dataColumn": [{"name": k, "type": t} for k, t in DW.items()],
+            "primaryKey": ["id"],
+            "source": {"dbType": "MySQL", "dbName": "shop", "tableName": "items_dw"},
+        },
+        "payload": {
+            "before": before and {"dataColumn": before},
+            "after": after and {"dataColumn": after},
+            "sequenceId": str(1_700_000_000_000_000 + n),
+            "timestamp": {"eventTime": 1_700_000_000_000, "systemTime": 1_700_000_000_001},
+            "op": code,
+            "ddl": None,
+        },
+        "version": "0.0.1",
+    }
+
+
+BUILD = {"debezium": debezium, "canal": canal, "ckafka": ckafka, "dataworks": dataworks}
+RENDER: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "debezium": _dbz_values,
+    "canal": _mysql_text,
+    "ckafka": _mysql_text,
+    "dataworks": _dw_values,
+}
+
+
+def _image(doc: dict[str, Any], fmt: str) -> dict[str, Any]:
+    """The after (else before) image of a message, in place."""
+    if fmt == "debezium":
+        p = doc["value"]["payload"]
+        return p["after"] or p["before"]  # type: ignore[no-any-return]
+    if fmt == "canal":
+        return doc["data"][0]  # type: ignore[no-any-return]
+    if fmt == "ckafka":
+        return doc["NEW_VALUES"] or doc["OLD_VALUES"]  # type: ignore[no-any-return]
+    p = doc["payload"]
+    return (p["after"] or p["before"])["dataColumn"]  # type: ignore[no-any-return]
+
+
+# ---- mutations: each returns the bad line ---------------------------------------------------
+
+ENVELOPE_FIELDS = {  # fields without which (or with the wrong type of which) nothing can be done
+    "debezium": [("value", "payload", "op"), ("value", "payload", "source")],
+    "canal": [("type",), ("data",), ("es",)],
+    "ckafka": [("TYPE",), ("BINLOG_POS",), ("NEW_VALUES",)],
+    "dataworks": [("payload",), ("payload", "op"), ("payload", "sequenceId")],
+}
+WRONG_TYPES: list[Any] = [5, -1.5, True, [1, 2], {"a": 1}, "text"]
+NUMERIC = {"es", "BINLOG_POS", "sequenceId"}  # a number is the right type there
+BAD_VALUES = {  # per column: values that do not fit, as each format would carry them
+    "id": [2**70, "1.5x", "", "NaN", "0x10"],
+    "qty": [2**63, -(2**63) - 1, "12abc", "1e400"],
+    "price": {"mysql": ["123456789012.5", "1e40", "12.3.4", "--1"]},
+    "born": {"mysql": ["2021-02-30", "2021-13-01", "0000-00-00x", "20210101"]},
+    "at": {
+        "mysql": ["2021-01-01 25:61:00", "2021-02-30 00:00:00", "yesterday"],
+        "dbz": ["2021-01-01T00:00:00+25:00", "2021-01-01T00:00:00 Mars/Olympus", "2021-13-01Z"],
+    },
+    "data": {"dbz": ["!!!not base64!!!", "a*b="], "dw": ["!!!not base64!!!", "%%%"]},
+}
+
+
+def _set_path(doc: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for k in path[:-1]:
+        doc = doc[k]
+    doc[path[-1]] = value
+
+
+def _del_path(doc: dict[str, Any], path: tuple[str, ...]) -> None:
+    for k in path[:-1]:
+        doc = doc[k]
+    del doc[path[-1]]
+
+
+def _bad_value(rng: random.Random, fmt: str) -> tuple[str, Any]:
+    family = {"debezium": "dbz", "dataworks": "dw"}.get(fmt, "mysql")
+    choices: list[tuple[str, Any]] = []
+    for col, vals in BAD_VALUES.items():
+        values = vals if isinstance(vals, list) else vals.get(family, [])
+        choices += [(col, v) for v in values]
+    if fmt == "canal":  # a character that is not one ISO-8859-1 byte
+        choices.append(("data", "snow \u2603"))
+    if fmt != "dataworks":  # its id is a LONG
+        choices += [("id", 2**31), ("id", -(2**31) - 1)]
+    if fmt == "debezium":
+        choices += [("price", base64.b64encode((10**12).to_bytes(6, "big")).decode())]
+        choices += [("born", 1.5), ("born", "1970-01-01")]  # huge days: infinity
+    if fmt == "dataworks":
+        choices += [("at", "noon"), ("born", "x")]
+    col, value = rng.choice(choices)
+    if fmt in ("canal", "ckafka") and not isinstance(value, str):
+        value = str(value)
+    return col, value
+
+
+def _dump(doc: Any) -> bytes:
+    return json.dumps(doc, ensure_ascii=False).encode()
+
+
+def mutate(rng: random.Random, fmt: str, doc: dict[str, Any], kind: str) -> bytes:
+    """A bad line from a good message ``doc`` (a fresh copy, changed in place)."""
+    if kind == "truncated":
+        line = _dump(doc)
+        return line[: rng.randrange(1, len(line) - 1)]
+    if kind == "wrong-type":
+        path = rng.choice(ENVELOPE_FIELDS[fmt])
+        wrong = [w for w in WRONG_TYPES if path[-1] not in NUMERIC or not isinstance(w, int)]
+        _set_path(doc, path, rng.choice(wrong))
+    elif kind == "missing-field":
+        _del_path(doc, rng.choice(ENVELOPE_FIELDS[fmt]))
+    elif kind == "missing-key":
+        del _image(doc, fmt)["id"]
+        if fmt == "debezium":
+            _image(doc, fmt)["other"] = 1
+    elif kind == "out-of-range":
+        col, value = _bad_value(rng, fmt)
+        _image(doc, fmt)[col] = value
+    elif kind == "huge-string":
+        _image(doc, fmt)["id"] = "7" * (10 * 1024 * 1024)
+    elif kind == "deep-nesting":
+        marker = b'"__deep__"'
+        _image(doc, fmt)["id"] = "__deep__"
+        line = _dump(doc)
+        return line.replace(marker, b"[" * 10_000 + b"1" + b"]" * 10_000, 1)
+    elif kind in ("invalid-utf8", "nul-byte"):
+        _image(doc, fmt)["id"] = "__bytes__"
+        junk = b"\xff\xfe\xc3" if kind == "invalid-utf8" else rng.choice([b"1\x002", b"1\\u00002"])
+        return _dump(doc).replace(b"__bytes__", junk, 1)
+    elif kind == "duplicate-keys":
+        _image(doc, fmt)["id"] = "__dup__"
+        return _dump(doc).replace(b'"__dup__"', b'"dup-a", "id": "dup-b"', 1)
+    elif kind == "unknown-op":
+        op = {"debezium": ("value", "payload", "op"), "canal": ("type",), "ckafka": ("TYPE",)}
+        path = op.get(fmt, ("payload", "op"))
+        _set_path(doc, path, rng.choice(["z", "MERGE", "upsert", "", "X"]))
+    elif kind == "other-format":
+        # another format's fields in place of this format's own: detected as none of them
+        other = rng.choice([f for f in FORMATS if f != fmt])
+        mixed = {**BUILD[other](1, "c", {"id": 1}, None, None), "isDdl": None}
+        mixed.pop("op", None)
+        mixed.pop("TYPE", None)
+        mixed.pop("type", None)
+        if isinstance(mixed.get("payload"), dict):
+            mixed["payload"] = {"after": {"id": 1}}
+        if "value" in mixed:
+            mixed = {**mixed["value"]["payload"], "op": None, "data": [{"id": "1"}]}
+        return _dump({k: v for k, v in mixed.items() if k != "isDdl"})
+    elif kind == "schema-contradicts":
+        _contradict(rng, fmt, doc)
+    elif kind == "bad-ddl":
+        return _dump(_bad_ddl(rng, fmt))
+    else:
+        raise ValueError(kind)
+    return _dump(doc)
+
+
+def _contradict(rng: random.Random, fmt: str, doc: dict[str, Any]) -> None:
+    """The message's schema section says a column has a type its value does not have."""
+    if fmt == "debezium":
+        for image in ("before", "after"):
+            fields = doc["value"]["schema"]["fields"][0 if image == "before" else 1]["fields"]
+            fields[1] = {**fields[1], "type": "int32"}  # name: text in the payload
+        _image(doc, fmt)["name"] = "not a number"
+    elif fmt == "canal":
+        doc["mysqlType"] = {**MYSQL, "name": "int(11)"}
+        _image(doc, fmt)["name"] = "not a number"
+    elif fmt == "dataworks":
+        doc["schema"]["dataColumn"][1] = {"name": "name", "type": "LONG"}
+        _image(doc, fmt)["name"] = "not a number"
+    else:  # CKafka carries no schema: its values contradict the table's
+        _image(doc, fmt)["born"] = rng.choice(["not a date", "2021-02-29"])
+
+
+def _bad_ddl(rng: random.Random, fmt: str) -> dict[str, Any]:
+    sql = rng.choice(
+        [
+            "ALTER TABLE `items_canal` ADD COLUMN",
+            "CREATE TABLE ((( broken",
+        ]
+    )
+    doc = ckafka_create()
+    doc.update({"sql": sql, "type": "ALTER", "table": TABLES[fmt].split(".")[-1]})
+    return doc
+
+
+MUTATIONS = (
+    "truncated",
+    "wrong-type",
+    "missing-field",
+    "missing-key",
+    "out-of-range",
+    "invalid-utf8",
+    "nul-byte",
+    "duplicate-keys",
+    "unknown-op",
+    "other-format",
+    "schema-contradicts",
+)
+RARE = ("huge-string", "deep-nesting", "bad-ddl")  # a few of each per run
+
+
+def workload(
+    seed: int, fmt: str, n_good: int, n_bad: int, first_id: int, n0: int, rare: bool
+) -> list[Message]:
+    """``n_good`` good messages and ``n_bad`` mutants of one format, shuffled; positions start
+    after ``n0``. The good ones insert, update and delete ids from ``first_id``."""
+    rng = random.Random(f"{seed}-{fmt}-{n0}")
+    build, render = BUILD[fmt], RENDER[fmt]
+    live: dict[int, dict[str, Any]] = {}
+    good: list[Message] = []
+    if fmt == "ckafka" and n0 == 0:
+        good.append(Message(_dump(ckafka_create()), fmt, "control"))
+    n = n0
+    next_id = first_id
+    for _ in range(n_good):
+        n += 1
+        roll = rng.random()
+        if not live or roll < 0.5:
+            i, next_id = next_id, next_id + 1
+            row = render(_row(rng, i))
+            doc = build(n, "c", row, None, {"id": i})
+            live[i] = row
+        elif roll < 0.85:
+            i = rng.choice(sorted(live))
+            row = render(_row(rng, i))
+            doc = build(n, "u", row, live[i], {"id": i})
+            live[i] = row
+        else:
+            i = rng.choice(sorted(live))
+            doc = build(n, "d", None, live.pop(i), {"id": i})
+        good.append(Message(_dump(doc), fmt, "good"))
+    kinds = [rng.choice(MUTATIONS) for _ in range(n_bad)]
+    if rare:
+        kinds[: len(RARE)] = RARE if fmt in ("canal", "ckafka") else (*RARE[:-1], "truncated")
+    bad = []
+    for kind in kinds:
+        n += 1
+        i = rng.randrange(first_id, next_id + 5)
+        doc = build(n, "c", render(_row(rng, i)), None, {"id": i})
+        bad.append(Message(mutate(rng, fmt, doc, kind), fmt, kind))
+    # the DDL first (it types the CKafka table); the rest in a shuffled order
+    head, rest = good[:1] if good and good[0].kind == "control" else [], good
+    rest = rest[len(head) :] + bad
+    rng.shuffle(rest)
+    return head + rest

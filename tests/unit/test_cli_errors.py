@@ -1,0 +1,80 @@
+"""Failures that are not the data's stop with one line ``error: …`` naming what and where, exit
+status 2, no traceback unless ``--debug``; once the cause is gone, a new run continues."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from dbz import event
+from typer.testing import CliRunner
+
+from cdclake.cli import app
+
+T = "shop.public.items"
+
+
+def _input(tmp_path: Path, *ids: int) -> Path:
+    path = tmp_path / f"in{ids[0]}.jsonl"
+    lines = [event("c", after={"id": i, "name": f"n{i}", "qty": i}, lsn=i) for i in ids]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _apply(source: Path, target: Path, *options: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(
+        app, [*options, "apply", "--input", str(source), "--target", str(target)]
+    )
+
+
+def _one_error_line(res) -> str:  # type: ignore[no-untyped-def]
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output
+    lines = [x for x in res.output.splitlines() if x.strip()]
+    assert len(lines) == 1, res.output
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_a_file_where_the_table_folder_should_be(spark, tmp_path: Path) -> None:
+    """Root ignores file modes, so the unwritable place is a file in the way of a folder."""
+    target = tmp_path / "lake"
+    target.mkdir()
+    (target / T).write_text("not a folder")
+    line = _one_error_line(_apply(_input(tmp_path, 1, 2), target))
+    assert str(target) in line
+    (target / T).unlink()  # the cause is gone: the same input lands
+    res = _apply(_input(tmp_path, 1, 2), target)
+    assert res.exit_code == 0, res.output
+    rows = spark.read.format("delta").load(str(target / T)).select("id").collect()
+    assert sorted(r["id"] for r in rows) == [1, 2]
+
+
+def test_a_table_written_by_something_else_with_other_types(spark, tmp_path: Path) -> None:
+    target = tmp_path / "lake"
+    other = spark.createDataFrame([((1,), "x", 2)], "id struct<a:int>, name string, qty bigint")
+    other.write.format("delta").save(str(target / T))
+    line = _one_error_line(_apply(_input(tmp_path, 1), target))
+    assert line.startswith(f"error: table {T}: column id: the message's type int cannot become ")
+    assert "not written by cdclake" in line
+
+
+def test_debug_shows_the_traceback(spark, tmp_path: Path, monkeypatch) -> None:
+    target = tmp_path / "lake"
+    target.mkdir()
+    (target / T).write_text("not a folder")
+    res = _apply(_input(tmp_path, 1), target, "--debug")
+    assert res.exit_code != 0 and res.exception is not None
+    assert not isinstance(res.exception, SystemExit)
+    monkeypatch.setenv("CDCLAKE_DEBUG", "1")
+    res = _apply(_input(tmp_path, 1), target)
+    assert res.exception is not None and not isinstance(res.exception, SystemExit)
+
+
+@pytest.mark.parametrize("encoding", ["latin1", "base64", "hex"])
+def test_binary_encoding_option_is_checked(tmp_path: Path, encoding: str) -> None:
+    res = CliRunner().invoke(
+        app, ["apply", "--target", str(tmp_path), "--binary-encoding", encoding + "x"]
+    )
+    assert res.exit_code == 2
+    assert "--binary-encoding" in res.output and "latin1" in res.output
