@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from dbz import event
@@ -128,18 +129,18 @@ def _text(row: dict[str, Any] | None) -> dict[str, Any] | None:
     return None if row is None else {k: None if v is None else str(v) for k, v in row.items()}
 
 
-def debezium(c: Change) -> list[str]:
+def debezium(c: Change, table: str = "items") -> list[str]:
     if c.op == "t":
-        return [event("t", lsn=c.pos, key=None)]
+        return [event("t", lsn=c.pos, key=None, table=table)]
     after = {**c.after, "name": "__debezium_unavailable_value"} if c.toast and c.after else c.after
-    return [event(c.op, before=c.before, after=after, lsn=c.pos)]
+    return [event(c.op, before=c.before, after=after, lsn=c.pos, table=table)]
 
 
 MYSQL = {"id": "int(11)", "name": "varchar(20)", "qty": "int(11)"}
 CANAL_TYPES = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
 
 
-def canal(c: Change) -> list[str]:
+def canal(c: Change, table: str = "items") -> list[str]:
     data = c.before if c.op == "d" else c.after
     old = None
     if c.op == "u" and c.before and c.after:
@@ -155,14 +156,14 @@ def canal(c: Change) -> list[str]:
         "pkNames": ["id"],
         "sql": "",
         "sqlType": None,
-        "table": "items",
+        "table": table,
         "ts": c.pos,
         "type": CANAL_TYPES[c.op],
     }
     return [json.dumps(msg)]
 
 
-def ckafka_create() -> str:
+def ckafka_create(table: str = "items") -> str:
     body = "`id` int NOT NULL, `name` varchar(20), `qty` int, PRIMARY KEY (`id`)"
     return json.dumps(
         {
@@ -174,16 +175,16 @@ def ckafka_create() -> str:
             "mysqlType": None,
             "old": None,
             "pkNames": None,
-            "sql": f"CREATE TABLE `items` ({body})",
+            "sql": f"CREATE TABLE `{table}` ({body})",
             "sqlType": None,
-            "table": "items",
+            "table": table,
             "ts": 1,
             "type": "CREATE",
         }
     )
 
 
-def ckafka(c: Change) -> list[str]:
+def ckafka(c: Change, table: str = "items") -> list[str]:
     msg = {
         "BINLOG_NAME": "mysql-bin.000001",
         "BINLOG_POS": c.pos,
@@ -193,7 +194,7 @@ def ckafka(c: Change) -> list[str]:
         "GROUP_ID": None,
         "NEW_VALUES": _text(c.after) if c.op != "d" else None,
         "OLD_VALUES": _text(c.before) if c.op != "c" else None,
-        "TABLE": "items",
+        "TABLE": table,
         "TIME": "20240101000000",
         "TYPE": {"c": "I", "u": "U", "d": "D"}[c.op],
     }
@@ -203,7 +204,7 @@ def ckafka(c: Change) -> list[str]:
 DW_OPS = {"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE", "t": "TRUNCATE"}
 
 
-def dataworks(c: Change) -> list[str]:
+def dataworks(c: Change, table: str = "items") -> list[str]:
     def image(row: dict[str, Any] | None) -> dict[str, Any] | None:
         return None if row is None else {"dataColumn": row}
 
@@ -215,7 +216,7 @@ def dataworks(c: Change) -> list[str]:
                 {"name": "qty", "type": "LONG"},
             ],
             "primaryKey": ["id"],
-            "source": {"dbType": "MySQL", "dbName": "shop", "tableName": "items"},
+            "source": {"dbType": "MySQL", "dbName": "shop", "tableName": table},
         },
         "payload": {
             "before": image(c.before if c.op != "c" else None),
@@ -228,6 +229,10 @@ def dataworks(c: Change) -> list[str]:
         "version": "0.0.1",
     }
     return [json.dumps(msg)]
+
+
+def _first(position: list[int]) -> int:
+    return position[0]
 
 
 @dataclass(frozen=True)
@@ -243,10 +248,19 @@ class Rendering:
 
 FORMATS = {
     "debezium": Rendering("debezium", debezium, "shop.public.items", lambda p: p[0]),
-    "canal": Rendering("canal", canal, "shop.items", lambda p: p[0]),
-    "ckafka": Rendering("ckafka", ckafka, "shop.items", lambda p: p[1], (ckafka_create(),)),
-    "dataworks": Rendering("dataworks", dataworks, "shop.items", lambda p: p[1]),
+    "canal": Rendering("canal", partial(canal, table="items_canal"), "shop.items_canal", _first),
+    "ckafka": Rendering(
+        "ckafka",
+        partial(ckafka, table="items_ckafka"),
+        "shop.items_ckafka",
+        lambda p: p[1],
+        (ckafka_create("items_ckafka"),),
+    ),
+    "dataworks": Rendering(
+        "dataworks", partial(dataworks, table="items_dw"), "shop.items_dw", lambda p: p[1]
+    ),
 }
+"""Every format into its own table, so that one stream can carry all four (``format="auto"``)."""
 
 
 def history_rows(df: Any, step: Callable[[list[int]], int]) -> set[Version]:

@@ -183,3 +183,66 @@ def test_reference_model_states_the_rules() -> None:
     late = [[Ev(40, "truncate")], [Ev(35, "upsert", 2, (("id", 2), ("name", "x"), ("qty", 0)))]]
     assert expected_history(late, COLUMNS) == set()
     assert history_rows  # used by the property tests
+
+
+def test_scd_type_and_tracked_columns_per_table() -> None:
+    from cdclake.apply.scd2 import HistoryOptions
+    from cdclake.config import parse_scd_type
+
+    assert parse_scd_type([]) == 1 and parse_scd_type(["2"]) == 2
+    assert parse_scd_type(["shop.orders=2", "shop.audit_*=2"]) == {
+        "shop.orders": 2,
+        "shop.audit_*": 2,
+    }
+    with pytest.raises(ConfigError, match=r"^--scd-type '3': the SCD type is 1 or 2, got '3'$"):
+        parse_scd_type(["3"])
+    with pytest.raises(ConfigError, match=r"^--scd-type 'x=4': the SCD type is 1 or 2, got '4'$"):
+        parse_scd_type(["x=4"])
+    opts = HistoryOptions(
+        stored_as_scd_type={"shop.orders": 2, "shop.audit_*": 2},
+        track_history_column_list={"shop.audit_*": ["status"]},
+        track_history_except_column_list={"shop.orders": ["updated_at"]},
+    )
+    assert [opts.scd_type(t) for t in ("shop.orders", "shop.audit_log", "shop.items")] == [2, 2, 1]
+    assert opts.tracked("shop.orders", ["id", "status", "updated_at"]) == ["id", "status"]
+    assert opts.tracked("shop.audit_log", ["id", "status", "updated_at"]) == ["status"]
+
+
+def test_cli_scd_type_2_history_read_back_with_delta_rs(spark: Any, tmp_path: Any) -> None:
+    """``cdclake apply --scd-type 2``; an independent Delta reader sees the versions."""
+    from deltalake import DeltaTable
+    from typer.testing import CliRunner
+
+    from cdclake.cli import app
+
+    src = tmp_path / "in.jsonl"
+    src.write_text(
+        "\n".join(
+            [
+                event("c", after=row(1, "a", 1), lsn=10),
+                event("c", after=row(2, "b", 2), lsn=11),
+                event("u", after=row(1, "a", 3), lsn=15),  # qty only: in place
+                event("u", after=row(1, "a2", 3), lsn=20),
+                event("d", before=row(2, "b", 2), lsn=21),
+                tombstone({"id": 2}),
+            ]
+        )
+        + "\n"
+    )
+    target = tmp_path / "lake"
+    args = ["apply", "--input", str(src), "--target", str(target), "--scd-type", "2"]
+    res = CliRunner().invoke(app, [*args, "--track-history-except-columns", f"{T}=qty"])
+    assert res.exit_code == 0, res.output
+    assert "messages 6; changes 5 = applied 5 + ignored 0; control 1; quarantined 0" in res.output
+    table = DeltaTable(str(target / T)).to_pyarrow_table().to_pylist()
+    got = sorted(
+        (r["id"], r["name"], r["qty"], r["__START_AT"], r["__END_AT"], r["_cdc_op"]) for r in table
+    )
+    assert got == [
+        (1, "a", 3, [10], [20], "update"),
+        (1, "a2", 3, [20], None, "update"),
+        (2, "b", 2, [11], [21], "insert"),
+    ]
+    bad = CliRunner().invoke(app, [*args[:-1], "3"])
+    assert bad.exit_code == 2
+    assert "--scd-type '3': the SCD type is 1 or 2, got '3'" in bad.output

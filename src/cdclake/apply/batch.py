@@ -8,6 +8,7 @@ record, or quarantined with its reason.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -168,7 +169,7 @@ def apply_changes(
     exclude: tuple[str, ...] = (),
     table_map: dict[str, str] | None = None,
     added_defaults: dict[str, dict[str, Any]] | None = None,
-    stored_as_scd_type: int | dict[str, int] = 1,
+    stored_as_scd_type: int | Mapping[str, int] = 1,
     track_history_column_list: ColumnChoice = None,
     track_history_except_column_list: ColumnChoice = None,
 ) -> BatchResult:

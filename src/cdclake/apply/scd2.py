@@ -297,34 +297,46 @@ def apply_history(
         incoming = incoming.withColumn("_late", late)
     else:
         incoming = incoming.withColumn("_late", F.lit(False))
-    incoming = incoming.persist(StorageLevel.MEMORY_AND_DISK)
-    fresh: DataFrame | None = None
+    incoming = _mark_fresh(incoming, prior, keys).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        kept = _first_per_event(incoming.filter(~F.col("_late")), keys, F.col("seq"))
-        match = [F.col(f"i.{T.quote(k)}").eqNullSafe(F.col(f"p.{T.quote(k)}")) for k in keys]
-        same = (F.col(f"i.{POSITION_COL}") == F.col(f"p.{POSITION_COL}")) & (
-            (F.col(f"i.{KIND_COL}") == TRUNCATE) == (F.col(f"p.{KIND_COL}") == TRUNCATE)
-        )
-        for m in match:
-            same = same & m
-        fresh = (
-            kept.alias("i")
-            .join(prior.alias("p"), same, "left_anti")
-            .drop("seq", "_late")
-            .persist(StorageLevel.MEMORY_AND_DISK)
-        )
-        n_fresh_changes = fresh.select(LINEAGE_COL, POSITION_COL).distinct().count()
-        n_changes = incoming.select("seq", POSITION_COL).distinct().count()
-        result.ignored += n_changes - n_fresh_changes
-        new_truncate = fresh.filter(F.col(KIND_COL) == TRUNCATE).limit(1).count() > 0
+        change = F.struct("seq", POSITION_COL)
+        counts = incoming.agg(
+            F.count_distinct(change).alias("changes"),
+            F.count_distinct(F.when(F.col("_fresh"), change)).alias("fresh"),
+            F.max(F.col("_fresh") & (F.col(KIND_COL) == TRUNCATE)).alias("truncate"),
+        ).first()
+        assert counts is not None
+        result.ignored += counts["changes"] - counts["fresh"]
+        fresh = incoming.filter("_fresh").drop("seq", "_late", "_fresh")
         tracked = options.tracked(table.name, columns)
+        new_truncate = bool(counts["truncate"])
         _rebuild(spark, table, prior, fresh, incoming, columns, tracked, new_truncate, txn, result)
         with txn("history-log"):
             fresh.write.format("delta").mode("append").save(table.log_path)
     finally:
         incoming.unpersist()
-        if fresh is not None:
-            fresh.unpersist()
+
+
+def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """``_fresh``: the first delivery in this batch of an event the log does not hold yet and
+    that is not older than an earlier truncate (``_late``)."""
+    is_truncate = F.col(KIND_COL) == TRUNCATE
+    w = Window.partitionBy(*keys, POSITION_COL, is_truncate).orderBy("seq")
+    seen = prior.select(
+        *[F.col(T.quote(k)).alias(f"_p{i}") for i, k in enumerate(keys)],
+        F.col(POSITION_COL).alias("_pp"),
+        is_truncate.alias("_pt"),
+        F.lit(True).alias("_seen"),
+    )
+    same = (F.col(POSITION_COL) == F.col("_pp")) & (is_truncate == F.col("_pt"))
+    for i, k in enumerate(keys):
+        same = same & F.col(T.quote(k)).eqNullSafe(F.col(f"_p{i}"))
+    first = incoming.withColumn("_first", (F.row_number().over(w) == 1) & ~F.col("_late"))
+    return (
+        first.join(seen, same, "left")
+        .withColumn("_fresh", F.col("_first") & F.col("_seen").isNull())
+        .drop(*[f"_p{i}" for i in range(len(keys))], "_pp", "_pt", "_seen", "_first")
+    )
 
 
 def _rebuild(
@@ -388,7 +400,9 @@ def _replace(
         else f"NOT (t.{T.quote(c)} <=> s.{T.quote(c)})"
         for c in every
     )
-    values = {T.quote(c): f"s.{T.quote(c)}" for c in [*every, START_AT, LINEAGE_COL]}
+    values: dict[str, str | Column] = {
+        T.quote(c): f"s.{T.quote(c)}" for c in [*every, START_AT, LINEAGE_COL]
+    }
     cond = " AND ".join(
         [*(f"t.{T.quote(k)} <=> s.{T.quote(k)}" for k in keys), f"t.{START_AT} = s.{START_AT}"]
     )
