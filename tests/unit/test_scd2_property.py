@@ -8,6 +8,7 @@ and cut into batches; the history table cdclake builds must be exactly the model
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ def deliveries(draw: st.DrawFn, toast: bool) -> tuple[Source, list[list[int]]]:
 
 
 @settings(
-    max_examples=5,
+    max_examples=int(os.environ.get("CDCLAKE_SCD2_EXAMPLES", "5")),  # a quick local look: 1
     deadline=None,
     derandomize=True,
     phases=[Phase.generate],  # no shrinking: a failure prints its changes and batches as drawn
