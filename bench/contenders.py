@@ -4,7 +4,8 @@
   into the ``noop`` sink: the least any JSON decoder on Spark can cost.
 - floor-write: the same rows appended to a fresh Delta table (no MERGE).
 - cdclake decode: :func:`cdclake.runner.read_changes` into ``noop`` (format given, or ``auto``).
-- cdclake apply: ``apply_changes(read_changes(...), target)`` (the library's defaults).
+- cdclake apply: ``apply_changes(read_changes(...), target)`` (the library's defaults); with
+  ``scd_type=2`` the same into history tables (``stored_as_scd_type=2``).
 - recipe: what a PySpark user writes from the usual snippets (Debezium only), done well:
   ``json.loads`` in a Python UDF returning a struct, latest change per key with a window,
   one ``DeltaTable.merge`` per batch with an LSN guard.
@@ -67,13 +68,14 @@ def decode(spark: SparkSession, path: Path, fmt: str, wire: str) -> Job:
     return run
 
 
-def apply(spark: SparkSession, path: Path, fmt: str, target: Path) -> Job:
+def apply(spark: SparkSession, path: Path, fmt: str, target: Path, scd_type: int = 1) -> Job:
+    """``scd_type`` 2: the same input into history tables (every version of every row)."""
     from cdclake.apply.batch import apply_changes
     from cdclake.runner import read_changes
 
     def run() -> object:
         changes = read_changes(spark, [path], fmt, primary_keys=primary_keys(fmt))
-        return apply_changes(changes, str(target))
+        return apply_changes(changes, str(target), stored_as_scd_type=scd_type)
 
     return run
 

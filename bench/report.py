@@ -196,6 +196,8 @@ def build(
         "decode_auto_eps": eps("decode-auto"),
         "apply_eps": eps("apply-empty"),
         "apply_existing_eps": eps("apply-existing"),
+        "apply_scd2_eps": eps("apply-scd2-empty"),
+        "apply_scd2_existing_eps": eps("apply-scd2-existing"),
         "recipe_eps": eps("recipe-empty"),
         "recipe_existing_eps": eps("recipe-existing"),
         "autocdc_eps": eps("autocdc"),

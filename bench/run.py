@@ -85,6 +85,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "the setting for MERGE into large tables (default: on; cdclake's own default "
         "is off, see CDCLAKE_DELETION_VECTORS)",
     )
+    p.add_argument(
+        "--scd2",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also apply the same input as history tables (SCD type 2): apply-scd2-empty for "
+        "every format, apply-scd2-existing (Debezium) into a history of 10x the events",
+    )
     a = p.parse_args(argv)
     if a.smoke:
         a.events, a.table_sizes, a.merge_batch, a.repeat = [2000], [2000, 10**4], 500, 1
@@ -257,6 +264,8 @@ class Bench:
         if applied is not None:
             self.probes.setdefault(fmt, (applied[0], str(self.copy_probe(fmt, applied[1]))))
         rows = 10 * n
+        if self.args.scd2:
+            self.run_scd2(fmt, n, path, rows if fmt == "debezium" else 0)
         if fmt != "debezium":
             return
         if fmt not in self.probes:
@@ -297,6 +306,44 @@ class Bench:
                 setup=lambda _: tables.copy_table(rbase, rt),
             )
         self.run_autocdc(n, path)
+
+    def run_scd2(self, fmt: str, n: int, path: Path, rows: int) -> None:
+        """SCD type 2 on the same input: into an empty lake, and (``rows`` > 0) into a lake
+        whose history table already holds the history of ``rows`` events (built once by cdclake
+        from a generated input of that size, then copied before every repeat)."""
+        sp = self.spark
+        lake = self.work / f"{fmt}-{n}" / "lake-scd2"
+        self.measure(
+            "apply-scd2-empty",
+            fmt,
+            n,
+            lambda: C.apply(sp, path, fmt, lake, scd_type=2),
+            setup=lambda _: tables.remove(lake),
+        )
+        if not rows:
+            return
+        base = self.out / "tables" / f"{fmt}-scd2-{rows}{self.dv_suffix}"
+        if not (base / "_done").exists():
+            t0 = time.perf_counter()
+            tables.remove(base)
+            source = self.events_file(fmt, rows, self.keys_for(rows), 100)
+            C.apply(sp, source, fmt, base, scd_type=2)()
+            (base / "_done").write_text("")
+            log(f"built {fmt} history of {rows:,} events in {time.perf_counter() - t0:.1f}s")
+        history_rows = sum(C.rows_of(sp, p) for p in base.iterdir() if not p.name.startswith("_"))
+
+        def fill(_: int) -> None:
+            tables.remove(lake)
+            shutil.copytree(base, lake)
+
+        self.measure(
+            "apply-scd2-existing",
+            fmt,
+            n,
+            lambda: C.apply(sp, path, fmt, lake, scd_type=2),
+            table_rows=history_rows,
+            setup=fill,
+        )
 
     def copy_probe(self, fmt: str, table: str) -> Path:
         """Keep the first table cdclake made for ``fmt``: pre-filled tables copy its schema."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from pydantic import ValidationError
@@ -84,6 +84,15 @@ def apply(
         str, typer.Option(help="debezium, canal, ckafka, dataworks, or auto (per message)")
     ] = "debezium",
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
+    scd_type: Annotated[
+        list[str] | None, typer.Option(help="1 or 2 (history), or TABLE=1|2 (globs allowed)")
+    ] = None,
+    track_history_columns: Annotated[
+        list[str] | None, typer.Option(help="SCD2: TABLE=COL[,COL] open a new version")
+    ] = None,
+    track_history_except_columns: Annotated[
+        list[str] | None, typer.Option(help="SCD2: TABLE=COL[,COL] only update in place")
+    ] = None,
     stream: Annotated[bool, typer.Option(help="Run as a Structured Streaming query")] = False,
     checkpoint: Annotated[str | None, typer.Option(help="Streaming checkpoint folder")] = None,
     available_now: Annotated[bool, typer.Option(help="Process what is there, then exit")] = False,
@@ -133,7 +142,13 @@ def apply(
     verbose: VerboseOption = False,
 ) -> None:
     """Apply change events to one Delta table per source table and print a summary."""
-    from cdclake.config import ApplyConfig, parse_kafka_option, parse_mapping, parse_primary_key
+    from cdclake.config import (
+        ApplyConfig,
+        parse_kafka_option,
+        parse_mapping,
+        parse_primary_key,
+        parse_scd_type,
+    )
     from cdclake.report import print_summary
     from cdclake.runner import run_batch, run_stream
 
@@ -143,6 +158,14 @@ def apply(
             inputs=tuple([*(inputs or []), *(more or [])]),
             target=target,
             keys=dict(parse_primary_key(p) for p in primary_key or []),
+            stored_as_scd_type=cast("Any", parse_scd_type(scd_type or [])),
+            track_history_column_list=dict(
+                parse_primary_key(p, "--track-history-columns") for p in track_history_columns or []
+            ),
+            track_history_except_column_list=dict(
+                parse_primary_key(p, "--track-history-except-columns")
+                for p in track_history_except_columns or []
+            ),
             stream=stream,
             checkpoint=checkpoint,
             available_now=available_now,

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
 
 
-def parse_primary_key(spec: str) -> tuple[str, tuple[str, ...]]:
+def parse_primary_key(spec: str, option: str = "--primary-key") -> tuple[str, tuple[str, ...]]:
     """``TABLE=COL[,COL]`` -> (table, columns).
 
     >>> parse_primary_key("inventory.customers=id")
@@ -25,9 +25,36 @@ def parse_primary_key(spec: str) -> tuple[str, tuple[str, ...]]:
     columns = tuple(c.strip() for c in cols.split(",") if c.strip())
     if not sep or not table.strip() or not columns:
         raise ConfigError(
-            f"--primary-key {spec!r}: expected TABLE=COL[,COL], e.g. inventory.customers=id"
+            f"{option} {spec!r}: expected TABLE=COL[,COL], e.g. inventory.customers=id"
         )
     return table.strip(), columns
+
+
+def parse_scd_type(specs: list[str]) -> int | dict[str, int]:
+    """``--scd-type 2`` (every table) or ``TABLE=N`` (a table or glob), repeatable.
+
+    >>> parse_scd_type(["shop.orders=2", "shop.audit_*=2"])
+    {'shop.orders': 2, 'shop.audit_*': 2}
+    """
+    if not specs:
+        return 1
+    if len(specs) == 1 and "=" not in specs[0]:
+        return _scd_number(specs[0], specs[0])
+    out: dict[str, int] = {}
+    for spec in specs:
+        table, sep, n = spec.partition("=")
+        if not sep or not table.strip():
+            raise ConfigError(
+                f"--scd-type {spec!r}: expected 1, 2 or TABLE=1|2 (a glob is allowed: shop.*=2)"
+            )
+        out[table.strip()] = _scd_number(n, spec)
+    return out
+
+
+def _scd_number(text: str, spec: str) -> int:
+    if text.strip() not in ("1", "2"):
+        raise ConfigError(f"--scd-type {spec!r}: the SCD type is 1 or 2, got {text.strip()!r}")
+    return int(text)
 
 
 def parse_kafka_option(spec: str) -> tuple[str, str]:
@@ -73,7 +100,9 @@ class ApplyConfig(BaseModel):
     inputs: tuple[str, ...] = ()
     target: str
     keys: dict[str, tuple[str, ...]] = Field(default_factory=dict)
-    stored_as_scd_type: Literal[1] = 1
+    stored_as_scd_type: Literal[1, 2] | dict[str, Literal[1, 2]] = 1
+    track_history_column_list: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    track_history_except_column_list: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     fail_on_bad_input: bool = False
     stream: bool = False
     checkpoint: str | None = None

@@ -37,9 +37,9 @@ from cdclake.model import (
     DATA_OPS,
     DEFAULTS_JSON_OPTIONS,
     DEFAULTS_KEY,
-    META_PREFIX,
     KeySource,
     Op,
+    is_source_column,
 )
 
 TableSchemas = Callable[[str], StructType | None]
@@ -193,7 +193,7 @@ def _specs_for(
     if token is not None:
         return fmt.column_specs(token, options)
     known = table_schemas(table)
-    fields = [f for f in (known.fields if known else []) if not f.name.startswith(META_PREFIX)]
+    fields = [f for f in (known.fields if known else []) if is_source_column(f.name)]
     names = {f.name for f in fields}
     fields += [f for f in inferred.get(table, StructType()).fields if f.name not in names]
     return [

@@ -154,6 +154,19 @@ POSITION_COL = "_cdc_position"
 OP_COL = "_cdc_op"
 SOURCE_TS_COL = "_cdc_source_ts"
 LINEAGE_COL = "_cdc_lineage"
+# History tables (SCD type 2, see cdclake.apply.scd2): AUTO CDC's names for the validity range.
+START_AT = "__START_AT"
+END_AT = "__END_AT"
+START_TS_COL = "_cdc_start_ts"
+END_TS_COL = "_cdc_end_ts"
+HISTORY_COLUMNS = (START_AT, END_AT)
+"""Columns of a history table that are not source columns and do not start with META_PREFIX."""
+
+
+def is_source_column(name: str) -> bool:
+    """Whether a Delta table's column holds source data (not cdclake's bookkeeping)."""
+    return not name.startswith(META_PREFIX) and name not in HISTORY_COLUMNS
+
 
 DEFAULTS_KEY = "cdclake.defaults"
 """Key of ``row_schema`` holding the columns' source defaults: ``to_json`` of a struct of typed

@@ -77,6 +77,9 @@ def apply_raw(
             exclude=config.exclude,
             table_map=config.table_map,
             added_defaults=ddl.added_defaults,
+            stored_as_scd_type=config.stored_as_scd_type,
+            track_history_column_list=config.track_history_column_list or None,
+            track_history_except_column_list=config.track_history_except_column_list or None,
         )
         result.messages = messages
         return result

@@ -16,6 +16,8 @@ KEYS = (
     "floor_write_eps",
     "decode_eps",
     "apply_eps",
+    "apply_scd2_eps",
+    "apply_scd2_existing_eps",
     "recipe_eps",
     "autocdc_eps",
     "merge_scaling_ratio",
@@ -48,3 +50,5 @@ def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
     report = json.loads((out / "report.json").read_text())
     contenders = {r["contender"] for r in report["results"]}
     assert {"floor-parse", "floor-write", "decode", "apply-empty", "recipe-empty"} <= contenders
+    assert {"apply-scd2-empty", "apply-scd2-existing"} <= contenders
+    assert headline["apply_scd2_eps"] and headline["apply_scd2_existing_eps"], last

@@ -25,8 +25,17 @@ from typing import Any, ClassVar
 import pytest
 from dbz import event, tombstone
 from pyspark.sql import SparkSession
-from test_streaming import actual_state, assert_balanced, delta_rows, expected_state
+from scd2_model import COLUMNS, Change, expected_history, history_rows
+from test_streaming import (
+    _payload,
+    _table_of,
+    actual_state,
+    assert_balanced,
+    delta_rows,
+    expected_state,
+)
 
+from cdclake.apply.tables import Target
 from cdclake.kafka_tools import create_topic, produce
 from cdclake.runner import app_id_for
 
@@ -180,11 +189,33 @@ def moment_of_kill(checkpoint: Path, lake: Path, app_id: str) -> str:
     return f"mid-batch {n}, partly written ({', '.join(steps)})"
 
 
+def expected_histories(records: list[dict[str, Any]]) -> dict[str, set[Any]]:
+    """Per table, the history tables/scd2_model.py's rule gives these events."""
+    events: dict[str, list[Any]] = {}
+    for rec in records:
+        if rec["value"] is None:
+            continue
+        p = _payload(rec["value"])
+        change = Change(p["op"], p["source"]["lsn"], before=p["before"], after=p["after"])
+        events.setdefault(_table_of(p["source"]), []).extend(change.events())
+    return {t: expected_history([evs], COLUMNS) for t, evs in events.items()}
+
+
+def actual_histories(spark: SparkSession, lake: Path, tables: list[str]) -> dict[str, set[Any]]:
+    target = Target(str(lake))
+    return {
+        t: history_rows(spark.read.format("delta").load(target.table_path(t)), lambda p: p[0])
+        for t in tables
+    }
+
+
 @pytest.mark.e2e
 @pytest.mark.timeout(1800)  # seven Spark drivers in a row; a busy CI machine needs the margin
+@pytest.mark.parametrize(("scd_type", "kills"), [(1, 6), (2, 4)])
 def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
-    kafka_broker: str, spark: SparkSession, tmp_path: Path
+    kafka_broker: str, spark: SparkSession, tmp_path: Path, scd_type: int, kills: int
 ) -> None:
+    """SCD type 2 (history tables) with fewer kills: it ends with the exact history."""
     topic = f"dbz-kill-{uuid.uuid4().hex[:8]}"
     create_topic(kafka_broker, topic, partitions=2)
     records = history(seed=7, n=90)
@@ -203,11 +234,13 @@ def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
         "12",
         "--trigger-interval",
         "1 second",
+        "--scd-type",
+        str(scd_type),
     ]
     app_id = app_id_for(str(chk))
     rng = random.Random(20251122)
     moments = []
-    for run in range(6):
+    for run in range(kills):
         cli = Cli(args, tmp_path / f"run{run}.log")
         assert cli.wait_for(r"^streaming ", 300), cli.output()
         if run == 1:  # right after a batch's writes, before Spark records it as committed
@@ -226,8 +259,12 @@ def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
     final = Cli([*args, "--available-now"], tmp_path / "final.log")
     assert final.finish(1200) == 0, final.output()
 
-    expected = expected_state(records)
-    assert actual_state(spark, lake, expected) == expected
+    if scd_type == 2:
+        histories = expected_histories(records)
+        assert actual_histories(spark, lake, sorted(histories)) == histories
+    else:
+        expected = expected_state(records)
+        assert actual_state(spark, lake, expected) == expected
     batches = delta_rows(spark, lake / "_cdc_batches")
     ids = [b["batch_id"] for b in batches]
     assert len(ids) == len(set(ids)) == _ids(chk / "commits")[-1] + 1, sorted(ids)

@@ -8,6 +8,7 @@ record, or quarantined with its reason.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,15 @@ from pyspark.sql.types import StructField, StructType
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
 from cdclake.apply.scd1 import TableResult, Txn, apply_keyed, apply_truncates
+from cdclake.apply.scd2 import (
+    ColumnChoice,
+    HistoryOptions,
+    HistoryTable,
+    apply_history,
+    check_layout,
+    history_fields,
+    refuse_keyless,
+)
 from cdclake.errors import BadInputError
 from cdclake.model import CONTROL_OPS, DATA_OPS, DEFAULTS_KEY, POSITION_TYPE, Op
 
@@ -159,6 +169,9 @@ def apply_changes(
     exclude: tuple[str, ...] = (),
     table_map: dict[str, str] | None = None,
     added_defaults: dict[str, dict[str, Any]] | None = None,
+    stored_as_scd_type: int | Mapping[str, int] = 1,
+    track_history_column_list: ColumnChoice = None,
+    track_history_except_column_list: ColumnChoice = None,
 ) -> BatchResult:
     """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to the tables in ``target``.
 
@@ -167,6 +180,10 @@ def apply_changes(
     are glob patterns on source identifiers; ``table_map`` renames identifiers in the target.
     ``added_defaults`` (table -> column -> typed default) names columns this batch's DDL added
     with a default: the batch's rows written before the DDL get that default.
+    ``stored_as_scd_type`` 2 keeps every version of every row (for all tables, or a mapping of
+    table identifier or glob to 1 or 2); ``track_history_column_list`` /
+    ``track_history_except_column_list`` say which columns open a new version (see
+    :mod:`cdclake.apply.scd2`).
 
     >>> result = apply_changes(read_changes(spark, ["in.jsonl"]), "/lake")  # doctest: +SKIP
     >>> result.tables["testDB.dbo.customers"].inserted  # doctest: +SKIP
@@ -175,6 +192,12 @@ def apply_changes(
     spark = changes.sparkSession
     tgt = T.Target(target, dict(table_map or {}))
     txn = Txn(spark, app_id, batch_id)
+    history = HistoryOptions(
+        stored_as_scd_type,
+        track_history_column_list,
+        track_history_except_column_list,
+        **({"batch_tag": f"{app_id}/{batch_id}"} if app_id is not None else {}),
+    )
     result = BatchResult()
     keep = _table_filter(include, exclude)
     if keep is not None:
@@ -233,6 +256,7 @@ def apply_changes(
                 txn,
                 stats,
                 (added_defaults or {}).get(name, {}),
+                history,
             )
             res.changes = stats.changes
             res.key_source = latest["key_source"] or ""
@@ -329,17 +353,28 @@ def apply_table(
     txn: Txn,
     stats: TableStats,
     ddl_defaults: dict[str, Any],
+    history: HistoryOptions | None = None,
 ) -> TableResult:
     """Apply one table's changes of a batch (``ddl_defaults``: columns the batch's DDL added
     with a default)."""
     result = TableResult(table, key_columns=keys)
     row_struct, defaults = _union_struct(schemas)
+    scd_type = history.scd_type(table) if history else 1
+    if scd_type == 2 and not keys:
+        refuse_keyless(table)
     extra = [] if keys else KEYLESS_FIELDS
-    full = StructType([*row_struct.fields, *T.meta_fields(POSITION_TYPE), *extra])
+    meta = [*T.meta_fields(POSITION_TYPE), *extra]
+    if scd_type == 2:
+        meta = history_fields(POSITION_TYPE)
+    full = StructType([*row_struct.fields, *meta])
     path = target.table_path(table)
-    synced = T.sync_table(
-        spark, path, full, {T.KEY_PROPERTY: ",".join(keys)} if keys else None, defaults
-    )
+    check_layout(spark, path, table, scd_type)
+    props = {T.KEY_PROPERTY: ",".join(keys)} if keys else {}
+    if scd_type == 2:
+        props[T.SCD_TYPE_PROPERTY] = "2"
+    synced = T.sync_table(spark, path, full, props or None, defaults)
+    if scd_type == 2 and T.cached_properties(spark, path).get(T.SCD_TYPE_PROPERTY) != "2":
+        T.set_properties(spark, path, {T.SCD_TYPE_PROPERTY: "2"})
     stored = synced.table.toDF().schema if ddl_defaults else StructType()
     for c in ddl_defaults:
         if c not in row_struct.fieldNames() and c in stored.fieldNames():
@@ -360,6 +395,12 @@ def apply_table(
         after.alias("a"),
         F.col("before").cast(row_struct).alias("b"),
     )
+    if history is not None and scd_type == 2:
+        log_path = target.history_log_path(table)
+        empty = synced.created and not DeltaTable.isDeltaTable(spark, log_path)
+        where = HistoryTable(table, path, log_path, keys, empty)
+        apply_history(spark, where, rows, row_struct, txn, result, history, defaults)
+        return result
     n_data = stats.changes - stats.truncates
     if stats.truncates or T.truncate_position(spark, path) is not None:
         rows = apply_truncates(spark, path, rows, txn, result)

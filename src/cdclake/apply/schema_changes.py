@@ -291,6 +291,10 @@ class DdlApplier:
         ident, path, missing = self._need(a.table, db, "truncate")
         if missing:
             return missing
+        if T.cached_properties(self.spark, path).get(T.SCD_TYPE_PROPERTY) == "2":
+            return DdlOutcome(
+                ident, "truncate", "skipped", "a history table keeps its versions (SCD type 2)"
+            )
         stored = T.truncate_position(self.spark, path)
         if stored is not None and stored >= pos:
             return DdlOutcome(ident, "truncate", "skipped", "already applied")
@@ -309,7 +313,7 @@ class DdlApplier:
                 "skipped",
                 "kept by policy drop_table=keep (the lake keeps the last state)",
             )
-        for p in (path, self.target.tombstone_path(ident)):
+        for p in (path, self.target.tombstone_path(ident), self.target.history_log_path(ident)):
             paths.delete(self.spark, p)
         T.forget(path)
         return DdlOutcome(ident, "drop table", "applied", "Delta table folder deleted")
@@ -325,9 +329,9 @@ class DdlApplier:
             return DdlOutcome(old, "rename table", "skipped", f"{new} already has a table")
         paths.rename(self.spark, old_path, new_path)
         T.forget(old_path, new_path)
-        tomb = self.target.tombstone_path(old)
-        if paths.exists(self.spark, tomb):
-            paths.rename(self.spark, tomb, self.target.tombstone_path(new))
+        for side in (self.target.tombstone_path, self.target.history_log_path):
+            if paths.exists(self.spark, side(old)):
+                paths.rename(self.spark, side(old), side(new))
         return DdlOutcome(old, "rename table", "applied", f"moved to {new}")
 
     def _NoOp(self, a: sql.NoOp, db: str | None, pos: list[int]) -> DdlOutcome:

@@ -4,6 +4,7 @@ Layout of ``<target>``::
 
     <target>/<identifier>/            one Delta table per source table: the live rows
     <target>/_cdc_tombstones/<identifier>/   deleted keys with their delete position
+    <target>/_cdc_history_log/<identifier>/  a history table's accepted events (SCD type 2)
     <target>/_cdc_quarantine/         bad input, with its lineage and the reason
     <target>/_cdc_batches/            one metrics record per applied batch
 
@@ -21,15 +22,23 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
-from cdclake.model import LINEAGE_COL, META_PREFIX, OP_COL, POSITION_COL, SOURCE_TS_COL
+from cdclake.model import (
+    LINEAGE_COL,
+    OP_COL,
+    POSITION_COL,
+    SOURCE_TS_COL,
+    is_source_column,
+)
 from cdclake.paths import join
 
 SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
 QUARANTINE = "_cdc_quarantine"
 TOMBSTONES = "_cdc_tombstones"
+HISTORY_LOG = "_cdc_history_log"
 BATCHES = "_cdc_batches"
 TRUNCATE_PROPERTY = "cdclake.truncatePosition"
 KEY_PROPERTY = "cdclake.keyColumns"
+SCD_TYPE_PROPERTY = "cdclake.scdType"
 BACKFILL_PROPERTY = "cdclake.pendingBackfill"
 
 
@@ -79,6 +88,9 @@ class Target:
     def tombstone_path(self, identifier: str) -> str:
         return join(self.root, TOMBSTONES, escape_identifier(self.name(identifier)))
 
+    def history_log_path(self, identifier: str) -> str:
+        return join(self.root, HISTORY_LOG, escape_identifier(self.name(identifier)))
+
     def system_path(self, name: str) -> str:
         return join(self.root, name)
 
@@ -99,7 +111,11 @@ class Target:
 
 
 def data_columns(schema: StructType) -> list[StructField]:
-    return [f for f in schema.fields if not f.name.startswith(META_PREFIX)]
+    return [f for f in schema.fields if is_source_column(f.name)]
+
+
+def data_column_names(schema: StructType) -> list[str]:
+    return [f.name for f in data_columns(schema)]
 
 
 def quote(name: str) -> str:

@@ -1,0 +1,422 @@
+"""SCD type 2: every version of every row of a keyed table, exact whatever order events arrive in.
+
+The history table (``stored_as_scd_type=2``) holds the data columns, ``__START_AT`` and
+``__END_AT`` (the source positions where a version became valid and where it stopped, the same
+type as ``_cdc_position``; ``__END_AT`` is null for the current version), ``_cdc_start_ts`` and
+``_cdc_end_ts`` (the source times of both ends) and the usual ``_cdc_`` columns of the last
+event that wrote the version.
+
+The rules, for the events of one key in position order:
+
+- an insert, snapshot read or update opens a version when no version is open or a tracked column
+  changed (``track_history_column_list`` / ``track_history_except_column_list``; every column by
+  default); a change of untracked columns only updates the open version in place;
+- a delete closes the open version; a truncate closes every open version at its position; an
+  update that changes the key closes the old key and opens the new one;
+- a column the source marks unavailable (PostgreSQL TOAST) takes the value of the latest earlier
+  event of the key, whenever that event arrives;
+- an event at a position already seen for its key (a re-delivery) changes nothing; an event older
+  than a truncate that an earlier batch applied is dropped, as in SCD type 1.
+
+Exactness under late events comes from recomputing, not patching: every accepted event is kept in
+``<target>/_cdc_history_log/<identifier>`` (the record a late event is placed against), and each
+batch rebuilds the history of the keys it touches from that log with window functions, then
+replaces those keys' versions with one MERGE. A batch that brings a truncate rebuilds every key.
+Tables without a key are refused (see :func:`refuse_keyless`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING, Any
+
+from delta.tables import DeltaTable
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, MapType, StringType, StructField, StructType, TimestampType
+
+from cdclake.apply import tables as T
+from cdclake.apply.scd1 import UPSERT, TableResult, Txn, expand
+from cdclake.errors import ConfigError
+from cdclake.model import (
+    END_AT,
+    END_TS_COL,
+    LINEAGE_COL,
+    OP_COL,
+    POSITION_COL,
+    SOURCE_TS_COL,
+    START_AT,
+    START_TS_COL,
+    Op,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import DataType
+
+KIND_COL = "_cdc_kind"  # upsert, delete or truncate
+UNAVAILABLE_COL = "_cdc_unavailable"
+BATCH_COL = "_cdc_batch"  # which batch brought the event (a truncate's batch does not drop its own)
+TRUNCATE = "truncate"
+# A key's events in source order; at one position a delete or truncate comes before an upsert.
+EVENT_ORDER = (POSITION_COL, KIND_COL)
+
+ColumnChoice = Sequence[str] | Mapping[str, Sequence[str]] | None
+
+
+@dataclass(frozen=True)
+class HistoryOptions:
+    """Which tables keep history, and which columns open a new version (AUTO CDC's names).
+
+    Each option is one value for every table or a mapping of table identifier or glob to value
+    (the first matching entry wins; unmatched tables get type 1 and every column tracked).
+
+    >>> opts = HistoryOptions(stored_as_scd_type={"shop.*": 2},
+    ...                       track_history_except_column_list={"shop.orders": ["updated_at"]})
+    >>> opts.scd_type("shop.orders"), opts.tracked("shop.orders", ["id", "updated_at"])
+    (2, ['id'])
+    """
+
+    stored_as_scd_type: int | Mapping[str, int] = 1
+    track_history_column_list: ColumnChoice = None
+    track_history_except_column_list: ColumnChoice = None
+    batch_tag: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    def scd_type(self, table: str) -> int:
+        return int(_pick(self.stored_as_scd_type, table) or 1)
+
+    def tracked(self, table: str, columns: Sequence[str]) -> list[str]:
+        only = _pick(self.track_history_column_list, table)
+        but = set(_pick(self.track_history_except_column_list, table) or ())
+        return [c for c in columns if (only is None or c in only) and c not in but]
+
+
+def _pick(choice: Any, table: str) -> Any:
+    if not isinstance(choice, Mapping):
+        return choice
+    if table in choice:
+        return choice[table]
+    return next((v for k, v in choice.items() if fnmatchcase(table, k)), None)
+
+
+def check_layout(spark: SparkSession, path: str, table: str, scd_type: int) -> None:
+    """A table keeps the SCD type it was created with: switching would mix two layouts."""
+    if not DeltaTable.isDeltaTable(spark, path):
+        return
+    df = spark.read.format("delta").load(path)
+    has_history = START_AT in df.columns
+    if has_history != (scd_type == 2) and (has_history or df.limit(1).count() > 0):
+        now = "a history table (SCD type 2)" if has_history else "a table of live rows (SCD type 1)"
+        raise ConfigError(
+            f"table {table}: {path} is {now}; --scd-type {scd_type} cannot apply to it "
+            "(write to another --target, or keep its SCD type)"
+        )
+
+
+def refuse_keyless(table: str) -> None:
+    """History needs a key: a version is 'the row with this key between two positions'."""
+    raise ConfigError(
+        f"table {table}: --scd-type 2 needs a primary key, and the changes carry none; "
+        f"give --primary-key {table}=COL[,COL] or keep this table at --scd-type 1"
+    )
+
+
+def history_fields(position_type: DataType) -> list[StructField]:
+    """The columns a history table has next to the data columns."""
+    return [
+        StructField(START_AT, position_type),
+        StructField(END_AT, position_type),
+        StructField(START_TS_COL, TimestampType()),
+        StructField(END_TS_COL, TimestampType()),
+        *T.meta_fields(position_type),
+    ]
+
+
+def _log_fields(position_type: DataType) -> list[StructField]:
+    return [
+        StructField(KIND_COL, StringType()),
+        *T.meta_fields(position_type),
+        StructField(UNAVAILABLE_COL, ArrayType(StringType())),
+        StructField(BATCH_COL, StringType()),
+    ]
+
+
+def _incoming(rows: DataFrame, keys: Sequence[str], columns: Sequence[str], tag: str) -> DataFrame:
+    """This batch's changes as log rows: upserts, deletes (key columns set) and truncates."""
+    meta = {
+        POSITION_COL: F.col("position"),
+        OP_COL: F.col("op"),
+        SOURCE_TS_COL: F.col("source_ts"),
+        LINEAGE_COL: F.col("lineage"),
+        UNAVAILABLE_COL: F.col("unavailable"),
+        BATCH_COL: F.lit(tag),
+    }
+    ops = expand(rows.filter(F.col("op") != Op.TRUNCATE), keys, columns)
+    data = ops.select(
+        *[(F.col(f"_k{keys.index(c)}") if c in keys else F.col(c)).alias(c) for c in columns],
+        F.col("_kind").alias(KIND_COL),
+        *[v.alias(k) for k, v in meta.items()],
+        "seq",
+    )
+    truncates = rows.filter(F.col("op") == Op.TRUNCATE).select(
+        F.lit(TRUNCATE).alias(KIND_COL), *[v.alias(k) for k, v in meta.items()], "seq"
+    )
+    return data.unionByName(truncates, allowMissingColumns=True)
+
+
+def _first_per_event(events: DataFrame, keys: Sequence[str], order: Column) -> DataFrame:
+    """One row per (key, position, kind of boundary): a re-delivered event counts once."""
+    w = Window.partitionBy(*keys, POSITION_COL, F.col(KIND_COL) == TRUNCATE).orderBy(order)
+    return events.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+
+
+def _fill_unavailable(events: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
+    """An unavailable column takes the value of the latest earlier upsert of the key that had it."""
+    w = (
+        Window.partitionBy(*keys)
+        .orderBy(*EVENT_ORDER)
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    )
+    upsert = F.col(KIND_COL) == UPSERT
+    filled = {
+        c: F.last(
+            F.when(
+                upsert & ~F.coalesce(F.array_contains(UNAVAILABLE_COL, c), F.lit(False)),
+                F.struct(F.col(c).alias("v")),
+            ),
+            ignorenulls=True,
+        ).over(w)["v"]
+        for c in columns
+        if c not in keys
+    }
+    return events.withColumns(filled)
+
+
+def _comparable(c: str, data_type: DataType) -> Column:
+    col = F.col(T.quote(c))
+    return F.to_json(F.struct(col)) if _has_map(data_type) else col
+
+
+def _has_map(data_type: DataType) -> bool:
+    if isinstance(data_type, MapType):
+        return True
+    if isinstance(data_type, StructType):
+        return any(_has_map(f.dataType) for f in data_type.fields)
+    if isinstance(data_type, ArrayType):
+        return _has_map(data_type.elementType)
+    return False
+
+
+def versions(
+    events: DataFrame, keys: Sequence[str], columns: Sequence[str], tracked: Sequence[str]
+) -> DataFrame:
+    """Log events of some keys (one per position, unavailable values filled) -> their versions.
+
+    A version opens at an upsert that follows no upsert (nothing open) or changes a tracked
+    column; it holds the values of the last upsert before the next boundary (a delete, a
+    truncate, or the next opening upsert), whose position and time end it.
+    """
+    schema = events.schema
+    w = Window.partitionBy(*keys).orderBy(*EVENT_ORDER)
+    upsert = F.col(KIND_COL) == UPSERT
+    ident = F.to_json(F.struct(*[_comparable(c, schema[c].dataType) for c in tracked]))
+    prev_upsert = F.lag(upsert).over(w)
+    opens = upsert & (
+        F.coalesce(~prev_upsert, F.lit(True)) | ~F.lag(ident).over(w).eqNullSafe(ident)
+    )
+    running = w.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    ev = events.withColumn("_opens", opens).withColumns(
+        {
+            "_start": F.last(
+                F.when(F.col("_opens"), F.struct(POSITION_COL, SOURCE_TS_COL)), ignorenulls=True
+            ).over(running),
+            "_next": F.lead(
+                F.struct(
+                    F.col(POSITION_COL).alias("p"),
+                    F.col(SOURCE_TS_COL).alias("ts"),
+                    (F.col(KIND_COL) == UPSERT).alias("up"),
+                )
+            ).over(w),
+        }
+    )
+    ev = ev.withColumn("_next_opens", F.lead("_opens").over(w))
+    last_of_run = upsert & (
+        F.col("_next").isNull() | ~F.col("_next.up") | F.coalesce(F.col("_next_opens"), F.lit(True))
+    )
+    return ev.filter(last_of_run).select(
+        *[F.col(T.quote(c)) for c in columns],
+        F.col(f"_start.{POSITION_COL}").alias(START_AT),
+        F.col("_next.p").alias(END_AT),
+        F.col(f"_start.{SOURCE_TS_COL}").alias(START_TS_COL),
+        F.col("_next.ts").alias(END_TS_COL),
+        POSITION_COL,
+        OP_COL,
+        SOURCE_TS_COL,
+        LINEAGE_COL,
+    )
+
+
+@dataclass(frozen=True)
+class HistoryTable:
+    """One table's history: where it lives and what defines a version."""
+
+    name: str
+    path: str
+    log_path: str
+    keys: tuple[str, ...]
+    empty: bool  # created by this batch: an initial load appends without a MERGE
+
+
+def apply_history(
+    spark: SparkSession,
+    table: HistoryTable,
+    rows: DataFrame,
+    row_struct: StructType,
+    txn: Txn,
+    result: TableResult,
+    options: HistoryOptions,
+    defaults: dict[str, object],
+) -> None:
+    """Apply one batch of a keyed table's changes (``rows`` with typed ``a``/``b`` images)."""
+    keys = list(table.keys)
+    position_type = rows.schema["position"].dataType
+    log_schema = StructType([*row_struct.fields, *_log_fields(position_type)])
+    synced = T.sync_table(spark, table.log_path, log_schema, None, dict(defaults))
+    prior = synced.table.toDF()
+    stored = spark.read.format("delta").load(table.path)
+    columns = [c for c in prior.columns if c in set(T.data_column_names(stored.schema))]
+    own = F.col(BATCH_COL) == options.batch_tag
+    mark = prior.filter((F.col(KIND_COL) == TRUNCATE) & ~own).agg(F.max(POSITION_COL)).first()
+    watermark = mark[0] if mark is not None else None
+    incoming = _incoming(rows, keys, row_struct.fieldNames(), options.batch_tag)
+    if watermark is not None:
+        late = F.col(POSITION_COL) <= F.array(*[F.lit(x).cast("bigint") for x in watermark])
+        incoming = incoming.withColumn("_late", late)
+    else:
+        incoming = incoming.withColumn("_late", F.lit(False))
+    incoming = _mark_fresh(incoming, prior, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        change = F.struct("seq", POSITION_COL)
+        counts = incoming.agg(
+            F.count_distinct(change).alias("changes"),
+            F.count_distinct(F.when(F.col("_fresh"), change)).alias("fresh"),
+            F.max(F.col("_fresh") & (F.col(KIND_COL) == TRUNCATE)).alias("truncate"),
+        ).first()
+        assert counts is not None
+        result.ignored += counts["changes"] - counts["fresh"]
+        fresh = incoming.filter("_fresh").drop("seq", "_late", "_fresh")
+        tracked = options.tracked(table.name, columns)
+        new_truncate = bool(counts["truncate"])
+        _rebuild(spark, table, prior, fresh, incoming, columns, tracked, new_truncate, txn, result)
+        with txn("history-log"):
+            fresh.write.format("delta").mode("append").save(table.log_path)
+    finally:
+        incoming.unpersist()
+
+
+def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """``_fresh``: the first delivery in this batch of an event the log does not hold yet and
+    that is not older than an earlier truncate (``_late``)."""
+    is_truncate = F.col(KIND_COL) == TRUNCATE
+    w = Window.partitionBy(*keys, POSITION_COL, is_truncate).orderBy("seq")
+    seen = prior.select(
+        *[F.col(T.quote(k)).alias(f"_p{i}") for i, k in enumerate(keys)],
+        F.col(POSITION_COL).alias("_pp"),
+        is_truncate.alias("_pt"),
+        F.lit(True).alias("_seen"),
+    )
+    same = (F.col(POSITION_COL) == F.col("_pp")) & (is_truncate == F.col("_pt"))
+    for i, k in enumerate(keys):
+        same = same & F.col(T.quote(k)).eqNullSafe(F.col(f"_p{i}"))
+    first = incoming.withColumn("_first", (F.row_number().over(w) == 1) & ~F.col("_late"))
+    return (
+        first.join(seen, same, "left")
+        .withColumn("_fresh", F.col("_first") & F.col("_seen").isNull())
+        .drop(*[f"_p{i}" for i in range(len(keys))], "_pp", "_pt", "_seen", "_first")
+    )
+
+
+def _rebuild(
+    spark: SparkSession,
+    table: HistoryTable,
+    prior: DataFrame,
+    fresh: DataFrame,
+    incoming: DataFrame,
+    columns: list[str],
+    tracked: list[str],
+    all_keys: bool,
+    txn: Txn,
+    result: TableResult,
+) -> None:
+    """Recompute the versions of the keys this batch touched and MERGE them in."""
+    keys = list(table.keys)
+    log = prior.unionByName(fresh, allowMissingColumns=True)
+    truncates = log.filter(F.col(KIND_COL) == TRUNCATE).select(
+        KIND_COL, POSITION_COL, OP_COL, SOURCE_TS_COL, LINEAGE_COL, UNAVAILABLE_COL
+    )
+    rows = log.filter(F.col(KIND_COL) != TRUNCATE)
+    source = rows if all_keys else incoming.filter(F.col(KIND_COL) != TRUNCATE)
+    touched = source.select(*keys).distinct()
+    key_rows = rows.join(touched, [rows[k].eqNullSafe(touched[k]) for k in keys], "left_semi")
+    closing = touched.crossJoin(F.broadcast(truncates))
+    events = key_rows.unionByName(closing, allowMissingColumns=True)
+    # stored events first: a re-delivery keeps the lineage the history already shows
+    events = _first_per_event(events, keys, F.col(LINEAGE_COL))
+    events = _fill_unavailable(events, keys, columns)
+    new = versions(events, keys, columns, tracked)
+    if table.empty:
+        with txn("merge"):
+            new.write.format("delta").mode("append").save(table.path)
+        result.inserted += spark.read.format("delta").load(table.path).count()
+        return
+    _replace(spark, table, new, touched, columns, txn, result)
+
+
+def _replace(
+    spark: SparkSession,
+    table: HistoryTable,
+    new: DataFrame,
+    touched: DataFrame,
+    columns: list[str],
+    txn: Txn,
+    result: TableResult,
+) -> None:
+    """One MERGE: the touched keys' versions become ``new`` (matched on key and __START_AT)."""
+    keys = list(table.keys)
+    delta = DeltaTable.forPath(spark, table.path)
+    stored = delta.toDF()
+    old = stored.join(touched, [stored[k].eqNullSafe(touched[k]) for k in keys], "left_semi")
+    on = [old[k].eqNullSafe(new[k]) for k in keys] + [old[START_AT] == new[START_AT]]
+    gone = old.join(new, on, "left_anti").select(*keys, START_AT).withColumn("_gone", F.lit(True))
+    source = new.withColumn("_gone", F.lit(False)).unionByName(gone, allowMissingColumns=True)
+    every = [*columns, END_AT, START_TS_COL, END_TS_COL, POSITION_COL, OP_COL, SOURCE_TS_COL]
+    schema = new.schema
+    differs = " OR ".join(
+        f"NOT (to_json(struct(t.{T.quote(c)})) <=> to_json(struct(s.{T.quote(c)})))"
+        if _has_map(schema[c].dataType)
+        else f"NOT (t.{T.quote(c)} <=> s.{T.quote(c)})"
+        for c in every
+    )
+    values: dict[str, str | Column] = {
+        T.quote(c): f"s.{T.quote(c)}" for c in [*every, START_AT, LINEAGE_COL]
+    }
+    cond = " AND ".join(
+        [*(f"t.{T.quote(k)} <=> s.{T.quote(k)}" for k in keys), f"t.{START_AT} = s.{START_AT}"]
+    )
+    with txn("merge"):
+        merged = (
+            delta.alias("t")
+            .merge(source.alias("s"), cond)
+            .whenMatchedDelete(condition="s._gone")
+            .whenMatchedUpdate(condition=f"NOT s._gone AND ({differs})", set=values)
+            .whenNotMatchedInsert(condition="NOT s._gone", values=values)
+            .execute()
+        )
+    row = merged.first() if merged is not None else None
+    d = row.asDict() if row is not None else {}
+    result.inserted += int(d.get("num_inserted_rows") or 0)
+    result.updated += int(d.get("num_updated_rows") or 0)
+    result.deleted += int(d.get("num_deleted_rows") or 0)
