@@ -183,6 +183,10 @@ def demo(
         raise typer.Exit(2) from None
 
 
+# Commands of their own modules register on ``app`` when imported.
+from cdclake import cli_quarantine, cli_status  # noqa: E402, F401
+
+
 def main() -> None:
     app()
 
