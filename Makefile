@@ -17,6 +17,7 @@ demo: bootstrap
 # Unit and e2e tests alike; the e2e fixture starts its own broker on a free port.
 test: bootstrap
 	bash scripts/kafka.sh install
+	bash scripts/chromium.sh
 	$(ENV) "$$VENV/bin/python" -m pytest -q tests
 
 # Both checks run even when the first fails, so one run shows every problem.

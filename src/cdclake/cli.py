@@ -136,7 +136,10 @@ def apply(
 
             result = run_stream(spark, config, progress)
         else:
-            result = run_batch(spark, config)
+            from cdclake.progress import reporting
+
+            with reporting(err):
+                result = run_batch(spark, config)
     except ValidationError as e:
         err.print(f"[red]error:[/red] {_validation_message(e)}")
         raise typer.Exit(2) from None

@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
+from cdclake import progress as phases
 from cdclake.apply import liveness
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
@@ -206,8 +207,9 @@ def apply_changes(
                 tables.setdefault(r["table"], []).append(r)
         result.control = sum(result.control_by_op.values())
         data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
-        for name in sorted(tables):
+        for k, name in enumerate(sorted(tables), start=1):
             parts = tables[name]
+            phases.table(k, len(tables), name, sum(r["n"] for r in parts))
             # a truncate carries no key: the key comes from the newest row change, or, in a
             # batch of truncates only, from what the table recorded when it was created
             changes_only = [r for r in parts if r["op"] != Op.TRUNCATE]
