@@ -195,4 +195,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # run as ``python -m cdclake.cli``: the commands of cli_status/cli_quarantine register on the
+    # ``app`` of the module imported under its own name, not on this ``__main__`` copy
+    from cdclake.cli import main as _main
+
+    _main()

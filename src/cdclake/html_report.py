@@ -152,7 +152,7 @@ def render(spark: SparkSession, target: str, max_staleness: float | None = None)
             "Freshness per table (seconds behind its source)",
             [t.table for t in s.tables],
             [t.freshness_seconds or 0.0 for t in s.tables],
-            "s",
+            svg.duration,
         ),
         svg.stacked_bars("Quarantine by reason over time", q_labels, q_series),
     ]

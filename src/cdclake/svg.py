@@ -9,7 +9,7 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from html import escape as esc
 
 W, H = 640, 260
@@ -53,7 +53,19 @@ def _axes(top: float, labels: Sequence[str], height: int = H) -> str:
 
 
 def _num(v: float) -> str:
-    return f"{v:.0f}" if v >= 10 or v == int(v) else f"{v:.1f}"
+    """Short tick text: 0.5, 12, 3.4k, 95.4M."""
+    for size, suffix in ((1e9, "G"), (1e6, "M"), (1e4, "k")):
+        if abs(v) >= size:
+            return f"{v / size:.1f}{suffix}"
+    return f"{v:.0f}" if abs(v) >= 10 or v == int(v) else f"{v:.1f}"
+
+
+def duration(seconds: float) -> str:
+    """Seconds as a person reads them: 42 s, 3.5 min, 2.0 h, 1104.6 d."""
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
+        if abs(seconds) >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
 
 
 def _x(i: int, n: int) -> float:
@@ -77,7 +89,7 @@ def _legend(names: Sequence[str]) -> str:
     return "".join(out)
 
 
-def line_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[float]]) -> str:
+def line_chart(title: str, labels: Sequence[str], series: Mapping[str, Sequence[float]]) -> str:
     """One line (with dots) per series over the x labels."""
     values = [v for s in series.values() for v in s]
     if not labels or not values:
@@ -94,7 +106,7 @@ def line_chart(title: str, labels: Sequence[str], series: dict[str, Sequence[flo
     return _figure(title, "".join(body))
 
 
-def stacked_bars(title: str, labels: Sequence[str], series: dict[str, Sequence[float]]) -> str:
+def stacked_bars(title: str, labels: Sequence[str], series: Mapping[str, Sequence[float]]) -> str:
     """One bar per x label, stacked by series."""
     if not labels or not series:
         return _empty(title)
@@ -117,7 +129,9 @@ def stacked_bars(title: str, labels: Sequence[str], series: dict[str, Sequence[f
     return _figure(title, "".join(body))
 
 
-def hbars(title: str, labels: Sequence[str], values: Sequence[float], unit: str) -> str:
+def hbars(
+    title: str, labels: Sequence[str], values: Sequence[float], text: Callable[[float], str]
+) -> str:
     """Horizontal bars, one per label (e.g. seconds behind per table)."""
     if not labels:
         return _empty(title)
@@ -132,6 +146,6 @@ def hbars(title: str, labels: Sequence[str], values: Sequence[float], unit: str)
             f'<rect x="200" y="{y + 4}" width="{max(1.0, span * v / top):.1f}" height="16" '
             f'fill="{COLORS[0]}"/>'
             f'<text x="{206 + span * v / top:.1f}" y="{y + 15}" font-size="11">'
-            f"{_num(v)} {esc(unit)}</text>"
+            f"{esc(text(v))}</text>"
         )
     return _figure(title, "".join(body), height)
