@@ -104,7 +104,7 @@ def test_replay_killed_midway_is_exactly_once(lake: Any) -> None:
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=os.environ.copy()
     )
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + 800
     while _commits(items) == before and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
