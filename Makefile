@@ -19,6 +19,7 @@ demo: bootstrap
 test: bootstrap
 	bash scripts/kafka.sh install
 	bash scripts/s3.sh install
+	bash scripts/chromium.sh
 	$(ENV) "$$VENV/bin/python" -m pytest -q tests
 
 # Both checks run even when the first fails, so one run shows every problem.

@@ -202,7 +202,10 @@ def apply(
 
             result = run_stream(spark, config, progress)
         else:
-            result = run_batch(spark, config)
+            from cdclake.progress import reporting
+
+            with reporting(err):
+                result = run_batch(spark, config)
     except ValidationError as e:
         err.print(f"[red]error:[/red] {_validation_message(e)}")
         raise typer.Exit(2) from None
@@ -253,6 +256,10 @@ def demo(
         raise typer.Exit(2) from None
 
 
+# Commands of their own modules register on ``app`` when imported.
+from cdclake import cli_quarantine, cli_status  # noqa: E402, F401
+
+
 def main() -> None:
     app()
 
@@ -260,4 +267,8 @@ def main() -> None:
 import cdclake.cli_cluster  # noqa: E402,F401  (registers submit-args)
 
 if __name__ == "__main__":
-    main()
+    # run as ``python -m cdclake.cli``: the commands of cli_status/cli_quarantine register on the
+    # ``app`` of the module imported under its own name, not on this ``__main__`` copy
+    from cdclake.cli import main as _main
+
+    _main()

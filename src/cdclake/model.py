@@ -168,6 +168,13 @@ def is_source_column(name: str) -> bool:
     return not name.startswith(META_PREFIX) and name not in HISTORY_COLUMNS
 
 
+SOURCE_ID_KEY = "source_id"
+"""Key of ``meta`` naming the connector's logical source (one database server as one connector
+sees it), when the message names one. Heartbeats and changes with the same source id come from
+the same live source: a heartbeat proves every table of that source is current up to its time
+(see :mod:`cdclake.apply.sources`). Formats whose messages name no source leave it out.
+"""
+
 DEFAULTS_KEY = "cdclake.defaults"
 """Key of ``row_schema`` holding the columns' source defaults: ``to_json`` of a struct of typed
 values, written with :data:`DEFAULTS_JSON_OPTIONS` (read back exactly with ``from_json``). A

@@ -10,7 +10,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from cdclake import paths, sources
+from cdclake import paths, progress, sources
 from cdclake.apply.batch import BatchResult, apply_changes
 from cdclake.apply.scd1 import Txn
 from cdclake.apply.schema_changes import apply_ddl_records
@@ -57,7 +57,9 @@ def apply_raw(
     raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
     env = None
     try:
+        progress.phase("reading")
         messages = raw.count()
+        progress.phase("decoding", f"{messages} messages")
         options = config.decode_options()
         env = decode_envelopes(raw, config.format, options)
         ddl = apply_ddl_records(env, target, config.ddl_policy(), Txn(spark, app_id, batch_id))

@@ -18,6 +18,8 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
+from cdclake import progress as phases
+from cdclake.apply import liveness
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
 from cdclake.apply.scd1 import TableResult, Txn, apply_keyed, apply_truncates
@@ -209,7 +211,7 @@ def apply_changes(
         if keep is not None:
             result.excluded = changes.filter(~F.col("_keep")).count()
             changes = changes.filter(F.col("_keep")).drop("_keep")
-        per_op, progress, n_bad = _summarize(changes)
+        per_op, progress, n_bad, per_source = _summarize(changes)
         bad = changes.filter(F.col("error").isNotNull())
         if n_bad:
             reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
@@ -228,8 +230,9 @@ def apply_changes(
                 tables.setdefault(r["table"], []).append(r)
         result.control = sum(result.control_by_op.values())
         data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
-        for name in sorted(tables):
+        for k, name in enumerate(sorted(tables), start=1):
             parts = tables[name]
+            phases.table(k, len(tables), name, sum(r["n"] for r in parts))
             # a truncate carries no key: the key comes from the newest row change, or, in a
             # batch of truncates only, from what the table recorded when it was created
             changes_only = [r for r in parts if r["op"] != Op.TRUNCATE]
@@ -264,23 +267,36 @@ def apply_changes(
                 res.rows_now = spark.read.format("delta").load(tgt.table_path(name)).count()
             result.tables[name] = res
         result.changes = sum(t.changes for t in result.tables.values())
+        liveness.record(spark, tgt, per_source, per_op, result, txn, batch_id)
     finally:
         changes.unpersist()
     return result
 
 
-def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int]:
-    """One pass over the batch: per (table, op) and per source, for the good changes; and the
-    number of bad ones. Grouping sets give both groupings from the same scan."""
+def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]]:
+    """One pass over the batch: per (table, op), per input source and per source id (see
+    :mod:`cdclake.apply.liveness`), for the good changes; and the number of bad ones. Grouping
+    sets give every grouping from the same scan."""
     rows = (
         changes.withColumns(
-            {"_bad": F.col("error").isNotNull(), "_source": F.col("lineage.source")}
+            {
+                "_bad": F.col("error").isNotNull(),
+                "_source": F.col("lineage.source"),
+                "_source_id": liveness.source_id(),
+            }
         )
         .groupingSets(
-            [["_bad", "table", "op"], ["_bad", "_source"]], "_bad", "table", "op", "_source"
+            [["_bad", "table", "op"], ["_bad", "_source"], ["_bad", "_source_id"]],
+            "_bad",
+            "table",
+            "op",
+            "_source",
+            "_source_id",
         )
         .agg(
             F.grouping("_source").alias("_per_op"),
+            F.grouping("_source_id").alias("_per_id"),
+            *liveness.aggregates(),
             F.collect_set("row_schema").alias("schemas"),
             F.max_by("key_columns", "seq").alias("keys"),
             F.max_by("key_source", "seq").alias("key_source"),
@@ -295,10 +311,11 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int]:
         )
         .collect()
     )
-    per_op = [r for r in rows if r["_per_op"] and not r["_bad"]]
+    per_op = [r for r in rows if r["_per_op"] and r["_per_id"] and not r["_bad"]]
     progress = [r for r in rows if not r["_per_op"] and not r["_bad"]]
-    n_bad = sum(r["n"] for r in rows if r["_per_op"] and r["_bad"])
-    return per_op, progress, n_bad
+    per_source = [r for r in rows if not r["_per_id"] and not r["_bad"]]
+    n_bad = sum(r["n"] for r in rows if r["_per_op"] and r["_per_id"] and r["_bad"])
+    return per_op, progress, n_bad, per_source
 
 
 PROGRESS = "_cdc_progress"

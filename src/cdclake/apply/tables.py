@@ -7,6 +7,8 @@ Layout of ``<target>``::
     <target>/_cdc_history_log/<identifier>/  a history table's accepted events (SCD type 2)
     <target>/_cdc_quarantine/         bad input, with its lineage and the reason
     <target>/_cdc_batches/            one metrics record per applied batch
+    <target>/_cdc_sources/            per batch: each source's and table's progress (liveness)
+    <target>/_cdc_replays/            quarantine replays: started and finished markers
 
 ``identifier`` is the source identifier with every character outside ``[A-Za-z0-9_.$-]``
 percent-escaped (and a leading dot too), so no identifier can leave ``<target>``.

@@ -60,7 +60,7 @@ from cdclake.formats.base import (
     parse_value,
     select_envelope,
 )
-from cdclake.model import KeySource, Op
+from cdclake.model import SOURCE_ID_KEY, KeySource, Op
 
 OPS: dict[str, str] = {
     "c": Op.INSERT,
@@ -75,7 +75,7 @@ UNAVAILABLE = "__debezium_unavailable_value"
 DDL_PREFIX = "ddl:"
 """``detail`` of a schema-change record: this prefix, then the statement (see the module doc)."""
 META_KEYS: tuple[str, ...] = (
-    "connector", "snapshot", "txId", "gtid", "oldkey", "newkey", "database"
+    "connector", "snapshot", "txId", "gtid", "oldkey", "newkey", "database", SOURCE_ID_KEY
 )  # fmt: skip
 
 _SOURCE = (
@@ -181,6 +181,16 @@ def _lookup(mapping: dict[str, str]) -> Column:
 
 _KEY_ENVELOPE = ["payload", "schema"]
 """The fields of a key in JsonConverter's envelope form (``schemas.enable=true``), sorted."""
+
+
+def _source_id(src: Column, key: Column) -> Column:
+    """The connector's logical name (``topic.prefix``): ``source.name`` in a change, the
+    record key's ``serverName`` in a heartbeat (``{"serverName": "dbserver1"}``)."""
+    return F.coalesce(
+        src["name"],
+        F.get_json_object(key, "$.payload.serverName"),
+        F.get_json_object(key, "$.serverName"),
+    )
 
 
 def _parsed_key(key: Column) -> Column:
@@ -289,6 +299,7 @@ class DebeziumFormat(Format):
                 F.col("headers")["__debezium.oldkey"],
                 F.col("headers")["__debezium.newkey"],
                 body["databaseName"],
+                _source_id(src, F.col("key")),
             ),
         )
         detail = (

@@ -1,0 +1,145 @@
+"""Where each source and table stands after every batch: the log ``<target>/_cdc_sources``.
+
+Every batch appends, from the one aggregate :func:`cdclake.apply.batch.apply_changes` already
+runs (no extra pass over the data), a few rows (one per source and one per table it touched):
+
+============== =============================================================================
+column         meaning
+============== =============================================================================
+kind           ``source`` (one source id) or ``table`` (one target table)
+source_id      the source: see :func:`source_id`
+table          the target table (``table`` rows only)
+batch_id       the streaming batch id (null for a batch over files)
+recorded_at    when the batch was applied (one value per batch: its rows share it)
+messages       good records of the source (``source``) or changes of the table (``table``)
+heartbeats     heartbeat records of the source
+txn_markers    transaction begin/commit records of the source
+last_message_ts  source time of the newest record of any kind (changes, heartbeats, markers)
+last_heartbeat_ts  source time of the newest heartbeat
+applied, ignored   changes of the table applied / ignored as stale
+last_position  the newest position among the table's changes (= the newest one applied: a
+               stale change is never newer than the one that made it stale)
+last_position_ts   the source time of that change
+key_columns, key_source  the key used and where it came from
+last_ddl       the newest DDL statement of the table in the batch
+============== =============================================================================
+
+**Freshness** of a table (seconds it is behind its source) at time ``now``::
+
+    now - max(last_position_ts of the table,
+              last_message_ts of the table's source)
+
+A quiet table of a live source (heartbeats or other changes of the same source still arriving)
+stays fresh; when its source goes silent it goes stale.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import Column, Row, SparkSession
+from pyspark.sql import functions as F
+
+from cdclake.model import SOURCE_ID_KEY, Op
+
+if TYPE_CHECKING:
+    from cdclake.apply.batch import BatchResult
+    from cdclake.apply.scd1 import Txn
+    from cdclake.apply.tables import Target
+
+SOURCES = "_cdc_sources"
+FILES_SOURCE = "(files)"
+SCHEMA = (
+    "kind STRING, source_id STRING, `table` STRING, batch_id BIGINT, messages BIGINT, "
+    "heartbeats BIGINT, txn_markers BIGINT, last_message_ts TIMESTAMP, "
+    "last_heartbeat_ts TIMESTAMP, applied BIGINT, ignored BIGINT, last_position ARRAY<BIGINT>, "
+    "last_position_ts TIMESTAMP, key_columns ARRAY<STRING>, key_source STRING, last_ddl STRING"
+)
+
+
+def source_id() -> Column:
+    """The source a record comes from: the connector's logical name when the format names one
+    (``meta.source_id``, see :data:`cdclake.model.SOURCE_ID_KEY`), else the Kafka topic
+    (``topic:<name>``), else ``(files)``: every input file of a target is one source."""
+    lineage = F.col("lineage")
+    return F.coalesce(
+        F.col("meta")[SOURCE_ID_KEY],
+        F.when(lineage["partition"].isNotNull(), F.concat(F.lit("topic:"), lineage["source"])),
+        F.lit(FILES_SOURCE),
+    )
+
+
+def aggregates() -> list[Column]:
+    """The aggregates :func:`record` needs, computed with the batch's one grouping."""
+    op = F.col("op")
+    return [
+        F.max("_source_id").alias("table_source_id"),
+        F.count_if(op == Op.HEARTBEAT).alias("n_heartbeats"),
+        F.count_if(op.isin(Op.BEGIN, Op.COMMIT)).alias("n_txn_markers"),
+        F.max("position").alias("max_position"),
+        F.max_by("source_ts", "position").alias("max_position_ts"),
+        F.max_by(F.when(op == Op.DDL, F.col("detail")), "seq").alias("last_ddl"),
+    ]
+
+
+def record(
+    spark: SparkSession,
+    target: Target,
+    per_source: list[Row],
+    per_op: list[Row],
+    result: BatchResult,
+    txn: Txn,
+    batch_id: int | None,
+) -> None:
+    """Append this batch's source and table rows to ``<target>/_cdc_sources``."""
+    rows = [_source_row(r, batch_id) for r in per_source]
+    tables: dict[str, list[Row]] = {}
+    for r in per_op:
+        if r["table"] is not None:
+            tables.setdefault(r["table"], []).append(r)
+    for name, parts in sorted(tables.items()):
+        rows.append(_table_row(target.name(name), parts, result, batch_id))
+    if not rows:
+        return
+    df = spark.createDataFrame(rows, SCHEMA).withColumn("recorded_at", F.current_timestamp())
+    with txn("sources"):
+        df.write.format("delta").mode("append").save(target.system_path(SOURCES))
+
+
+def _source_row(r: Row, batch_id: int | None) -> dict[str, Any]:
+    return {
+        "kind": "source",
+        "source_id": r["_source_id"],
+        "batch_id": batch_id,
+        "messages": r["n"],
+        "heartbeats": r["n_heartbeats"],
+        "txn_markers": r["n_txn_markers"],
+        "last_message_ts": r["last_event_time"],
+        "last_heartbeat_ts": r["last_heartbeat"],
+    }
+
+
+def _table_row(
+    name: str, parts: list[Row], result: BatchResult, batch_id: int | None
+) -> dict[str, Any]:
+    data = [r for r in parts if r["op"] not in (Op.DDL, Op.MESSAGE) and r["max_position"]]
+    newest = max(data, key=lambda r: list(r["max_position"]), default=None)
+    ddl = [r for r in parts if r["last_ddl"] is not None]
+    applied = result.tables.get(parts[0]["table"])
+    return {
+        "kind": "table",
+        "source_id": max(r["table_source_id"] for r in parts),
+        "table": name,
+        "batch_id": batch_id,
+        "messages": sum(r["n"] for r in parts),
+        "last_message_ts": max(
+            (r["last_event_time"] for r in parts if r["last_event_time"]), default=None
+        ),
+        "applied": None if applied is None else applied.changes - applied.ignored,
+        "ignored": None if applied is None else applied.ignored,
+        "last_position": None if newest is None else list(newest["max_position"]),
+        "last_position_ts": None if newest is None else newest["max_position_ts"],
+        "key_columns": None if applied is None else list(applied.key_columns),
+        "key_source": None if applied is None else applied.key_source,
+        "last_ddl": max(ddl, key=lambda r: r["last_seq"])["last_ddl"] if ddl else None,
+    }

@@ -1,0 +1,116 @@
+"""``cdclake status`` and ``cdclake report``: where every table of a target stands."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from cdclake.cli import _spark, app, console, err
+from cdclake.errors import CdclakeError
+
+if TYPE_CHECKING:
+    from cdclake.status import Status
+
+
+@app.command()
+def status(
+    target: Annotated[str, typer.Option(help="Folder of the Delta tables")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
+    max_staleness: Annotated[
+        str | None,
+        typer.Option(help="Exit with status 1 when a table is staler than this (90s, 15m, 2h)"),
+    ] = None,
+) -> None:
+    """Per table: rows, key, SCD type, last position, freshness, quarantine; then the stream."""
+    from cdclake.status import parse_duration, target_status
+
+    try:
+        limit = parse_duration(max_staleness) if max_staleness is not None else None
+        s = target_status(_spark(), target)
+    except CdclakeError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    if as_json:
+        typer.echo(json.dumps(s.to_json(), sort_keys=False))
+    else:
+        print_status(s)
+    stale = s.stale(limit) if limit is not None else []
+    if stale:
+        names = ", ".join(t.table for t in stale)
+        err.print(f"stale: {names} (behind their source by more than {max_staleness})")
+        raise typer.Exit(1)
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if abs(seconds) >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def status_table(s: Status) -> Table:
+    """The per-table rows of :func:`status` as a rich table."""
+    t = Table(title=f"cdclake status at {s.now:%Y-%m-%d %H:%M:%S %Z}")
+    for col in ("table", "rows", "key", "scd", "last position", "source time", "behind",
+                "applied", "ignored", "quarantined", "last DDL"):  # fmt: skip
+        t.add_column(col, justify="left" if col in ("table", "key", "last DDL") else "right")
+    for r in s.tables:
+        key = ",".join(r.key_columns) or "(none: whole row)"
+        t.add_row(
+            r.table,
+            str(r.rows),
+            f"{key} ({r.key_source})" if r.key_columns else key,
+            str(r.scd_type),
+            json.dumps(r.last_position) if r.last_position else "",
+            f"{r.last_source_ts:%Y-%m-%d %H:%M:%S}" if r.last_source_ts else "",
+            _age(r.freshness_seconds),
+            str(r.recent_applied),
+            str(r.recent_ignored),
+            f"{r.recent_quarantined} ({r.quarantined} in all)",
+            (r.last_ddl or "")[:60],
+        )
+    return t
+
+
+def print_status(s: Status) -> None:
+    console.print(status_table(s))
+    st = s.stream
+    lag = (
+        f"; lag {st['offsets_behind']} offsets, {st['seconds_behind']:.1f} s"
+        if st.get("offsets_behind") is not None and st.get("seconds_behind") is not None
+        else ""
+    )
+    last = st.get("last_batch_at")
+    batch = f" {st['last_batch_id']}" if st.get("last_batch_id") is not None else ""
+    console.print(
+        f"last batch{batch}: {last:%Y-%m-%d %H:%M:%S}{lag}" if last else "no batch recorded yet",
+        highlight=False,
+    )
+    if s.quarantine:
+        q = Table(title="quarantined (cdclake quarantine list)")
+        q.add_column("reason")
+        q.add_column("count", justify="right")
+        for reason, n in s.quarantine.items():
+            q.add_row(reason, str(n))
+        console.print(q)
+
+
+@app.command()
+def report(
+    target: Annotated[str, typer.Option(help="Folder of the Delta tables")],
+    out: Annotated[str, typer.Option(help="The HTML file to write")] = "report.html",
+) -> None:
+    """One self-contained HTML file: throughput, lag, freshness, quarantine, the status table."""
+    from cdclake.html_report import write_report
+
+    try:
+        write_report(_spark(), target, out)
+    except CdclakeError as e:
+        err.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    console.print(f"wrote {out}", highlight=False)

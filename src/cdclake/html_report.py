@@ -1,0 +1,180 @@
+"""``cdclake report``: one self-contained HTML file on a target (inline SVG, no script, no CDN).
+
+Sections: throughput and lag over the last batches, freshness per table, quarantine by reason
+over time, and the status table of :mod:`cdclake.status`. Only small aggregates (one row per
+batch, per table, per reason and batch) reach the driver.
+
+>>> write_report(spark, "/lake", "report.html")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from html import escape as esc
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from cdclake import svg
+from cdclake.apply import tables as T
+from cdclake.apply.liveness import SOURCES
+from cdclake.status import Status, _load, target_status, utc
+
+MAX_BATCHES = 60
+MAX_REASONS = 6
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 24px; color: #222; background: #fafafa; }
+h1 { font-size: 22px; } h2 { font-size: 15px; margin: 4px 0 6px; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+figure.chart { margin: 0; padding: 8px; background: #fff; border: 1px solid #ddd; }
+table { border-collapse: collapse; background: #fff; font-size: 13px; margin-top: 8px; }
+th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+.stale { color: #b00020; font-weight: bold; }
+"""
+
+
+def _label(moment: datetime | None) -> str:
+    return "" if moment is None else f"{utc(moment):%H:%M:%S}"
+
+
+def batches(spark: SparkSession, target: str) -> list[dict[str, Any]]:
+    """Per batch, oldest first: when, messages, applied, ignored, seconds behind (the newest
+    source time seen against when the batch was applied; a Kafka query's own lag wins)."""
+    tgt = T.Target(target)
+    sources = _load(spark, tgt, SOURCES)
+    if sources is None:
+        return []
+    rows = (
+        sources.groupBy("recorded_at", "batch_id")
+        .agg(
+            F.sum(F.when(F.col("kind") == "source", F.col("messages"))).alias("messages"),
+            F.sum("applied").alias("applied"),
+            F.sum("ignored").alias("ignored"),
+            F.max("last_message_ts").alias("newest"),
+        )
+        .orderBy(F.desc("recorded_at"))
+        .limit(MAX_BATCHES)
+        .collect()
+    )
+    out = [
+        {
+            "at": r["recorded_at"],
+            "batch_id": r["batch_id"],
+            "messages": int(r["messages"] or 0),
+            "applied": int(r["applied"] or 0),
+            "ignored": int(r["ignored"] or 0),
+            "lag": (
+                max(0.0, (utc(r["recorded_at"]) - utc(r["newest"])).total_seconds())
+                if r["newest"]
+                else 0.0
+            ),
+        }
+        for r in reversed(rows)
+    ]
+    metrics = _load(spark, tgt, T.BATCHES)
+    if metrics is not None:
+        lag = {
+            r["batch_id"]: r["seconds_behind"]
+            for r in metrics.select("batch_id", "seconds_behind").collect()  # one row a batch
+        }
+        for b in out:
+            if lag.get(b["batch_id"]) is not None:
+                b["lag"] = float(lag[b["batch_id"]])
+    return out
+
+
+def quarantine_over_time(
+    spark: SparkSession, target: str
+) -> tuple[list[str], dict[str, list[float]]]:
+    """Quarantined records per write (one per batch) and reason: the top reasons, then other."""
+    q = _load(spark, T.Target(target), T.QUARANTINE)
+    if q is None:
+        return [], {}
+    rows = q.groupBy("quarantined_at", "reason").count().orderBy("quarantined_at").collect()
+    times = sorted({r["quarantined_at"] for r in rows})[-MAX_BATCHES:]
+    totals: dict[str, int] = {}
+    for r in rows:
+        totals[r["reason"]] = totals.get(r["reason"], 0) + r["count"]
+    top = sorted(totals, key=lambda k: -totals[k])[:MAX_REASONS]
+    series: dict[str, list[float]] = {k: [0.0] * len(times) for k in top}
+    index = {t: i for i, t in enumerate(times)}
+    for r in rows:
+        if r["quarantined_at"] in index:
+            name = r["reason"] if r["reason"] in series else "other"
+            series.setdefault(name, [0.0] * len(times))[index[r["quarantined_at"]]] += r["count"]
+    return [_label(t) for t in times], series
+
+
+def status_html(s: Status, max_staleness: float | None) -> str:
+    head = ("table", "rows", "key", "SCD", "last position", "source time", "behind (s)",
+            "quarantined", "last DDL")  # fmt: skip
+    out = ["<table><tr>", *[f"<th>{esc(h)}</th>" for h in head], "</tr>"]
+    for t in s.tables:
+        stale = max_staleness is not None and (
+            t.freshness_seconds is None or t.freshness_seconds > max_staleness
+        )
+        cells = (
+            t.table,
+            str(t.rows),
+            ",".join(t.key_columns) or "(whole row)",
+            str(t.scd_type),
+            str(t.last_position or ""),
+            f"{utc(t.last_source_ts):%Y-%m-%d %H:%M:%S}" if t.last_source_ts else "",
+            "?" if t.freshness_seconds is None else f"{t.freshness_seconds:.0f}",
+            str(t.quarantined),
+            (t.last_ddl or "")[:80],
+        )
+        cls = ' class="stale"' if stale else ""
+        out.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def render(spark: SparkSession, target: str, max_staleness: float | None = None) -> str:
+    """The report as one HTML document."""
+    s = target_status(spark, target)
+    bs = batches(spark, target)
+    labels = [_label(b["at"]) for b in bs]
+    q_labels, q_series = quarantine_over_time(spark, target)
+    charts = [
+        svg.line_chart(
+            "Throughput per batch (records)",
+            labels,
+            {k: [float(b[k]) for b in bs] for k in ("messages", "applied", "ignored")},
+        ),
+        svg.line_chart(
+            "Lag per batch (seconds)", labels, {"seconds behind": [b["lag"] for b in bs]}
+        ),
+        svg.hbars(
+            "Freshness per table (seconds behind its source)",
+            [t.table for t in s.tables],
+            [t.freshness_seconds or 0.0 for t in s.tables],
+            svg.duration,
+        ),
+        svg.stacked_bars("Quarantine by reason over time", q_labels, q_series),
+    ]
+    reasons = "".join(f"<tr><td>{esc(r)}</td><td>{n}</td></tr>" for r, n in s.quarantine.items())
+    return (
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
+        f"<title>cdclake report: {esc(target)}</title><style>{STYLE}</style></head><body>"
+        f"<h1>cdclake report: {esc(target)}</h1>"
+        f"<p>at {utc(s.now):%Y-%m-%d %H:%M:%S} UTC; {len(s.tables)} tables; "
+        f"{len(bs)} batches shown</p>"
+        f'<div class="charts">{"".join(charts)}</div>'
+        f"<h2>Status</h2>{status_html(s, max_staleness)}"
+        "<h2>Quarantine totals by reason</h2>"
+        f"<table><tr><th>reason</th><th>count</th></tr>{reasons}</table>"
+        "</body></html>"
+    )
+
+
+def write_report(
+    spark: SparkSession, target: str, out: str, max_staleness: float | None = None
+) -> None:
+    """Write :func:`render` to ``out`` (a local file)."""
+    html = render(spark, target, max_staleness)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(html)
