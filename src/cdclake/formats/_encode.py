@@ -31,7 +31,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from cdclake.model import DATA_OPS, DEFAULTS_KEY, Op
+from cdclake.model import DATA_OPS, DEFAULTS_KEY, LINEAGE_TYPE, Op
 
 Connector = Literal["sqlserver", "postgresql", "mysql"]
 
@@ -44,6 +44,7 @@ MESSAGE_SCHEMA = StructType(
         StructField("part", IntegerType()),  # order of the messages of one change
         StructField("error", StringType()),  # why the change cannot be encoded (quarantine)
         StructField("skipped", StringType()),  # a control record the format has no message for
+        StructField("lineage", LINEAGE_TYPE),  # where the change came from (null: generated)
     ]
 )
 """What an encoder returns. Messages of one table are written in (``position``, ``part``) order."""
@@ -180,6 +181,7 @@ def encode_groups(
     out = staged.select(
         "table",
         "position",
+        "lineage",
         F.coalesce(F.col("error"), error).alias("error"),
         F.when(F.col("error").isNull(), skipped).alias("skipped"),
         messages.cast(message_type).alias("_messages"),
@@ -198,6 +200,7 @@ def encode_groups(
         F.coalesce(F.col("part"), F.lit(0)).alias("part"),
         F.col("error"),
         F.col("skipped"),
+        F.col("lineage"),
     )
 
 

@@ -315,4 +315,5 @@ def _create_tables(changes: DataFrame, groups: list[E.RowGroup]) -> DataFrame:
         F.lit(0).alias("part"),
         F.lit(None).cast("string").alias("error"),
         F.lit(None).cast("string").alias("skipped"),
+        F.lit(None).cast(E.MESSAGE_SCHEMA["lineage"].dataType).alias("lineage"),
     )

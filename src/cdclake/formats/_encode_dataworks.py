@@ -26,8 +26,6 @@ the interval's end.
 from __future__ import annotations
 
 import json
-from typing import Any
-
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -48,6 +46,7 @@ from pyspark.sql.types import (
 )
 
 from cdclake.formats import _encode as E
+from cdclake.formats.dataworks import ROW_ID
 from cdclake.model import Op
 
 _TYPES: dict[type[DataType], str] = {
@@ -114,22 +113,34 @@ def _timestamp(ms: Column) -> Column:
     return F.struct(ms.alias("eventTime"), ms.alias("systemTime"), ms.alias("checkpointTime"))
 
 
-def _source(table: str, meta_db_type: str = "MySQL") -> dict[str, Any]:
+def _source(table: str) -> Column:
+    """``schema.source`` JSON: ``dbType`` from the change's meta (MySQL when unknown)."""
     parts = table.split(".")
-    source: dict[str, Any] = {"dbType": meta_db_type, "dbName": parts[0]}
-    if len(parts) >= 3:
-        source["schemaName"] = parts[1]
-        source["tableName"] = ".".join(parts[2:])
-    else:
-        source["tableName"] = ".".join(parts[1:])
-    return source
+    schema_name = parts[1] if len(parts) >= 3 else None
+    name = ".".join(parts[2:] if len(parts) >= 3 else parts[1:])
+    return F.to_json(
+        F.struct(
+            F.coalesce(F.col("meta")["dbType"], F.lit("MySQL")).alias("dbType"),
+            F.lit(parts[0]).alias("dbName"),
+            F.lit(schema_name).cast("string").alias("schemaName"),
+            F.lit(name).alias("tableName"),
+        )
+    )
 
 
-def _message(schema_text: str, payload: Column) -> Column:
+def _message(schema: str | Column, payload: Column) -> Column:
+    schema_col = F.lit(schema) if isinstance(schema, str) else schema
+    version = F.regexp_extract(
+        F.to_json(F.array(F.coalesce(F.col("meta")["version"], F.lit(VERSION)))), r"^\[(.*)\]$", 1
+    )
     return F.concat(
-        F.lit('{"schema":' + schema_text + ',"payload":'),
+        F.lit('{"schema":'),
+        schema_col,
+        F.lit(',"payload":'),
         F.to_json(payload, E.JSON_NULLS),
-        F.lit(',"version":"' + VERSION + '"}'),
+        F.lit(',"version":'),
+        version,
+        F.lit("}"),
     )
 
 
@@ -156,11 +167,12 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
                 f"column {f.name}: type {f.dataType.simpleString()} has no DataWorks type"
             )
         columns = [{"name": f.name, "type": _TYPES[type(f.dataType)]} for f in g.columns.fields]
-        keys = list(g.key_columns) or None
+        # a table without primary key: the row id column identifies rows, primaryKey is null
+        keys = list(g.key_columns) if list(g.key_columns) != [ROW_ID] else None
         schema_text = json.dumps(
-            {"dataColumn": columns, "primaryKey": keys, "source": _source(g.table)},
-            separators=(",", ":"),
-        )
+            {"dataColumn": columns, "primaryKey": keys}, separators=(",", ":")
+        )[:-1] + ',"source":'
+        schema = F.concat(F.lit(schema_text), _source(g.table), F.lit("}"))
         images, errors = {}, []
         for name, row in (("before", before), ("after", after)):
             values = []
@@ -179,7 +191,7 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             .otherwise(F.lit("UPDATE_AFTER"))
         )
         single = _message(
-            schema_text,
+            schema,
             _payload(
                 F.when(~E.is_op(Op.INSERT, Op.READ), images["before"]),
                 F.when(~E.is_op(Op.DELETE), images["after"]),
@@ -189,11 +201,11 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             ),
         )
         first = _message(
-            schema_text,
+            schema,
             _payload(images["before"], F.lit(None), sequence, F.lit("UPDATE_BEFOR"), no_ddl),
         )
         second = _message(
-            schema_text, _payload(F.lit(None), images["after"], sequence, code, no_ddl)
+            schema, _payload(F.lit(None), images["after"], sequence, code, no_ddl)
         )
         key = _key(g, F.coalesce(after, before))
         one = F.array(F.struct(key.alias("key"), single.alias("value")))
@@ -202,7 +214,10 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
                 F.struct(key.alias("key"), first.alias("value")),
                 F.struct(key.alias("key"), second.alias("value")),
             )
-            messages = F.when(is_update & before.isNotNull(), pair).otherwise(one)
+            both = is_update & before.isNotNull() & after.isNotNull()
+            only_before = is_update & after.isNull()
+            halves = F.array(F.struct(key.alias("key"), first.alias("value")))
+            messages = F.when(both, pair).when(only_before, halves).otherwise(one)
         else:
             messages = one
         unavailable = F.when(
@@ -270,4 +285,5 @@ def _heartbeats(changes: DataFrame, interval_ms: int) -> DataFrame:
         F.lit(0).alias("part"),
         F.lit(None).cast("string").alias("error"),
         F.lit(None).cast("string").alias("skipped"),
+        F.lit(None).cast(E.MESSAGE_SCHEMA["lineage"].dataType).alias("lineage"),
     )

@@ -116,10 +116,12 @@ def _iso_utc(ts: Column) -> Column:
     return F.concat(F.regexp_replace(wall, " ", "T"), F.lit("Z"))
 
 
-def column_value(data_type: DataType, value: Column) -> Column:
-    """A typed value -> what the JSON of the record holds (see the module table)."""
+def column_value(data_type: DataType, value: Column, schemas: bool = True) -> Column:
+    """A typed value -> what the JSON of the record holds (see the module table). Without
+    schemas a decimal is its plain text (``decimal.handling.mode=string``): base64 bytes
+    without the scale in a schema could not be read back."""
     if isinstance(data_type, DecimalType):
-        return twos_complement(value)
+        return twos_complement(value) if schemas else value.cast("string")
     if isinstance(data_type, DateType):
         return F.unix_date(value)
     if isinstance(data_type, TimestampNTZType):
@@ -203,12 +205,23 @@ def _source(options: E.EncodeOptions) -> tuple[dict[str, Any], Column, Column]:
         )
     schema_doc = {
         "type": "struct",
-        "fields": [{"type": t, "optional": n not in ("version", "connector", "name", "ts_ms", "db"), "field": n} for n, t, _ in fields],
+        "fields": [_source_field(n, t) for n, t, _ in fields],
         "optional": False,
         "name": f"io.debezium.connector.{options.connector}.Source",
         "field": "source",
     }
     return schema_doc, F.struct(*[c.alias(n) for n, _, c in fields]), error
+
+
+_REQUIRED = ("version", "connector", "name", "ts_ms", "db", "schema", "table")
+
+
+def _source_field(name: str, kind: str) -> dict[str, Any]:
+    """A field of the source block's schema, as the connectors declare it."""
+    field: dict[str, Any] = {"type": kind, "optional": name not in _REQUIRED}
+    if name == "snapshot" and kind == "boolean":
+        field["default"] = False
+    return {**field, "field": name}
 
 
 def _transaction(options: E.EncodeOptions) -> Column | None:
@@ -313,8 +326,8 @@ def _row_messages(
             bad.append(f"column {f.name}: type {f.dataType.simpleString()} has no Debezium encoding")
             continue
         fields.append(schema)
-        values_b.append(column_value(f.dataType, before[f.name]).alias(f.name))
-        values_a.append(column_value(f.dataType, after[f.name]).alias(f.name))
+        values_b.append(column_value(f.dataType, before[f.name], options.schemas).alias(f.name))
+        values_a.append(column_value(f.dataType, after[f.name], options.schemas).alias(f.name))
     if bad:
         return F.lit(None), F.lit(bad[0])
     prefix = _prefix(g.table, options)
@@ -350,7 +363,10 @@ def _key(g: E.RowGroup, row: Column, prefix: str, options: E.EncodeOptions) -> C
     if any(k not in types or field_schema(k, types[k]) is None for k in g.key_columns):
         return F.lit(None).cast("string")
     payload = F.to_json(
-        F.struct(*[column_value(types[k], row[k]).alias(k) for k in g.key_columns]), E.JSON_NULLS
+        F.struct(
+            *[column_value(types[k], row[k], options.key_schemas).alias(k) for k in g.key_columns]
+        ),
+        E.JSON_NULLS,
     )
     if not options.key_schemas:
         return payload
