@@ -189,3 +189,6 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+from cdclake import cli_produce  # noqa: E402,F401  (registers convert and publish)

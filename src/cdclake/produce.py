@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from cdclake import formats
@@ -32,7 +32,9 @@ TOPIC_FIELDS = ("db", "schema", "table", "source")
 def encode(changes: DataFrame, format_name: str, options: EncodeOptions | None = None) -> DataFrame:
     """Canonical changes -> messages (:data:`cdclake.formats._encode.MESSAGE_SCHEMA`)."""
     if format_name == formats.AUTO:
-        raise ConfigError("--to auto: name the format to write (" + ", ".join(formats.names()) + ")")
+        raise ConfigError(
+            "--to auto: name the format to write (" + ", ".join(formats.names()) + ")"
+        )
     fmt = formats.get(format_name)
     out = fmt.encode(changes, options or EncodeOptions())
     return out.select(*[F.col(f.name).cast(f.dataType) for f in MESSAGE_SCHEMA.fields])
@@ -65,9 +67,7 @@ def topic_for(template: str) -> Column:
     out: Column = F.lit(template)
     for name, value in values.items():
         out = F.replace(out, F.lit("{" + name + "}"), F.coalesce(value, F.lit("")))
-    unknown = [
-        n for n in _placeholders(template) if n not in TOPIC_FIELDS
-    ]
+    unknown = [n for n in _placeholders(template) if n not in TOPIC_FIELDS]
     if unknown:
         raise ConfigError(
             f"--to-topic {template!r}: unknown field {{{unknown[0]}}}; "
@@ -94,13 +94,9 @@ def changes_from_cdf(
     (then by the whole row), so it is the same on every read. ``source_ts`` is the commit time.
     Columns starting with ``_cdc_`` (cdclake's own) are left out of the images.
     """
-    columns = [
-        c for c in cdf.columns if c not in CDF_COLUMNS and not c.startswith(META_PREFIX)
-    ]
+    columns = [c for c in cdf.columns if c not in CDF_COLUMNS and not c.startswith(META_PREFIX)]
     row = F.struct(*[F.col(c) for c in columns])
-    row_schema = json.dumps(
-        cdf.select(*columns).schema.jsonValue(), separators=(",", ":")
-    )
+    row_schema = json.dumps(cdf.select(*columns).schema.jsonValue(), separators=(",", ":"))
     kind = F.col("_change_type")
     rank = F.create_map(*[F.lit(x) for kv in _CHANGE_RANK.items() for x in kv])[kind]
     order = [rank, *[F.col(k) for k in keys], F.to_json(row).alias("_row_text")]
@@ -147,4 +143,106 @@ def changes_from_cdf(
             (out[f.name] if f.name in out else F.lit(None)).cast(f.dataType).alias(f.name)
             for f in CHANGE_SCHEMA.fields
         ]
+    )
+
+
+def counts(messages: DataFrame) -> dict[str, int]:
+    """Messages to write, control records skipped, changes quarantined (one small aggregate)."""
+    kind = (
+        F.when(F.col("error").isNotNull(), F.lit("quarantined"))
+        .when(F.col("skipped").isNotNull(), F.lit("skipped"))
+        .otherwise(F.lit("messages"))
+    )
+    out = {"messages": 0, "skipped": 0, "quarantined": 0}
+    for r in messages.groupBy(kind.alias("k")).count().collect():
+        out[r["k"]] = r["count"]
+    return out
+
+
+def reasons(messages: DataFrame, limit: int = 5) -> list[tuple[str, int]]:
+    """The most frequent quarantine reasons (a small aggregate)."""
+    rows = (
+        messages.filter(F.col("error").isNotNull())
+        .groupBy("error")
+        .count()
+        .orderBy(F.desc("count"))
+        .limit(limit)
+        .collect()
+    )
+    return [(r["error"], r["count"]) for r in rows]
+
+
+def _good(messages: DataFrame) -> DataFrame:
+    return messages.filter(F.col("error").isNull() & F.col("skipped").isNull())
+
+
+def write_files(messages: DataFrame, output: str, mode: str = "overwrite") -> None:
+    """Messages as JSON lines under ``output`` (record objects, in write order: file names
+    sort as the messages do), quarantined changes under ``output/_quarantine``."""
+    good = _good(messages).orderBy("table", "position", "part")
+    good.select(record_line(good).alias("value")).write.mode(mode).text(output)
+    bad = messages.filter(F.col("error").isNotNull())
+    bad.select("table", "position", "lineage", F.col("error").alias("reason")).write.mode(
+        "append"
+    ).json(output.rstrip("/") + "/_quarantine")
+
+
+def kafka_rows(messages: DataFrame, topic_template: str) -> DataFrame:
+    """Messages -> rows of Spark's Kafka sink, per key in (position, part) order: one task per
+    (topic, key) group writes them in that order, so a partitioned topic keeps per-key order."""
+    good = _good(messages).withColumn("topic", topic_for(topic_template))
+    return (
+        good.repartition("topic", "key")
+        .sortWithinPartitions("topic", "key", "position", "part")
+        .select("topic", "key", "value")
+    )
+
+
+KAFKA_PRODUCER = {"kafka.enable.idempotence": "true", "kafka.acks": "all"}
+"""The idempotent producer: a retried send is not written twice."""
+
+
+def write_kafka(
+    messages: DataFrame,
+    bootstrap: str,
+    topic_template: str,
+    options: dict[str, str] | None = None,
+) -> None:
+    """Messages to Kafka (``topic_template``: see :func:`topic_for`)."""
+    rows = kafka_rows(messages, topic_template)
+    writer = rows.write.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+    for k, v in {**KAFKA_PRODUCER, **(options or {})}.items():
+        writer = writer.option(k, v)
+    writer.save()
+
+
+def check_change_feed(spark: SparkSession, path: str) -> None:
+    """ConfigError (one line, how to enable it) when the Delta table's Change Data Feed is off."""
+    from delta.tables import DeltaTable
+
+    try:
+        detail = DeltaTable.forPath(spark, path).detail().select("properties").first()
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(f"--table {path!r} is not a Delta table: {first[:200]}") from None
+    props = (detail["properties"] if detail else None) or {}
+    if str(props.get("delta.enableChangeDataFeed", "false")).lower() != "true":
+        raise ConfigError(
+            f"--table {path!r} has no Change Data Feed: enable it with ALTER TABLE "
+            f"delta.`{path}` SET TBLPROPERTIES (delta.enableChangeDataFeed = true) "
+            "(changes from then on can be published)"
+        )
+
+
+def read_change_feed(
+    spark: SparkSession, path: str, starting_version: int, stream: bool = False
+) -> DataFrame:
+    """The Change Data Feed of the Delta table at ``path`` from ``starting_version``."""
+    check_change_feed(spark, path)
+    reader = spark.readStream if stream else spark.read
+    return (
+        reader.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", starting_version)
+        .load(path)
     )

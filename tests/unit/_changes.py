@@ -12,8 +12,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from cdclake.decode import decode
-from cdclake.formats.base import DecodeOptions
 from cdclake.formats._encode import EncodeOptions
+from cdclake.formats.base import DecodeOptions
 from cdclake.model import CHANGE_SCHEMA
 from cdclake.produce import encode, record_line
 from cdclake.sources import raw_from_lines_df
@@ -34,7 +34,9 @@ class Change:
     detail: str | None = None
 
 
-def changes_df(spark: SparkSession, changes: list[Change], schemas: dict[str, StructType]) -> DataFrame:
+def changes_df(
+    spark: SparkSession, changes: list[Change], schemas: dict[str, StructType]
+) -> DataFrame:
     """Changes of tables whose row images ``schemas`` types (one per table)."""
     parts = []
     for table, schema in schemas.items():
@@ -105,7 +107,8 @@ def round_trip(
     lines = good.select(
         record_line(good).alias("line"),
         F.struct(
-            F.lit("rt").alias("source"), F.lit(None).cast("int").alias("partition"),
+            F.lit("rt").alias("source"),
+            F.lit(None).cast("int").alias("partition"),
             order.cast("bigint").alias("offset"),
         ).alias("lineage"),
     )

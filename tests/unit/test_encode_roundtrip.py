@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from _changes import Change, changes_df, round_trip
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import DataFrame, SparkSession
@@ -23,8 +24,6 @@ from pyspark.sql.types import StructType
 
 from cdclake.formats._encode import EncodeOptions, image
 from cdclake.formats.base import DecodeOptions
-
-from _changes import Change, changes_df, round_trip
 
 TABLE = "shop.inv.items"
 
@@ -93,9 +92,7 @@ def _values(schema: StructType, ms_only: bool) -> st.SearchStrategy[dict[str, An
         "timestamp_ntz": _ts(lo, hi, step),
         "timestamp": _ts(lo, hi, step).map(lambda t: t.replace(tzinfo=UTC)),
     }
-    fields = {
-        f.name: (st.none() | by_type[f.dataType.simpleString()]) for f in schema.fields
-    }
+    fields = {f.name: (st.none() | by_type[f.dataType.simpleString()]) for f in schema.fields}
     fields["id"] = st.integers(0, 10**9)
     return st.fixed_dictionaries(fields)
 
@@ -120,7 +117,9 @@ def _collect(strategy: st.SearchStrategy[Any], n: int) -> list[Any]:
 
 def _generate(schema: StructType, ops: list[str], ms_only: bool, n: int = 30) -> list[Change]:
     change = st.tuples(
-        st.sampled_from(ops), _values(schema, ms_only), _values(schema, ms_only),
+        st.sampled_from(ops),
+        _values(schema, ms_only),
+        _values(schema, ms_only),
         st.integers(1, 10**6),
         _ts(datetime(1971, 1, 1), datetime(2100, 1, 1), _MS if ms_only else timedelta(seconds=1)),
     )
@@ -147,8 +146,14 @@ def _rows(changes: DataFrame, schema: StructType, order: str) -> list[tuple[Any,
     return [
         tuple(r)
         for r in df.select(
-            "table", "op", "key_columns", image(F.col("before"), schema).alias("b"),
-            image(F.col("after"), schema).alias("a"), "position", "source_ts", "error",
+            "table",
+            "op",
+            "key_columns",
+            image(F.col("before"), schema).alias("b"),
+            image(F.col("after"), schema).alias("a"),
+            "position",
+            "source_ts",
+            "error",
         ).collect()
     ]
 
@@ -205,9 +210,7 @@ def test_canal_round_trip(spark: SparkSession) -> None:
         df, "canal", decode_options=DecodeOptions(tinyint1_as_boolean=True)
     )
     assert messages.filter("error is not null").count() == 0
-    _compare(
-        _rows(df, FULL, "position"), _rows(decoded, FULL, "seq.offset"), op={"read": "insert"}
-    )
+    _compare(_rows(df, FULL, "position"), _rows(decoded, FULL, "seq.offset"), op={"read": "insert"})
 
 
 def test_canal_old_holds_only_changed_columns(spark: SparkSession) -> None:

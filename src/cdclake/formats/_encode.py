@@ -107,9 +107,7 @@ def row_groups(changes: DataFrame) -> list[RowGroup]:
         .distinct()
         .collect()
     )
-    keyed = sorted(
-        (r["table"] or "", r["row_schema"], tuple(r["key_columns"] or ())) for r in rows
-    )
+    keyed = sorted((r["table"] or "", r["row_schema"], tuple(r["key_columns"] or ())) for r in rows)
     return [RowGroup(i, t, s, row_columns(s), k) for i, (t, s, k) in enumerate(keyed)]
 
 
@@ -227,9 +225,7 @@ def epoch_ms(ts: Column) -> Column:
 
 def slots_error(position: Column, slots: int, what: str) -> Column:
     """Why a position does not fit a format's ``slots`` numbers (null when it fits)."""
-    return F.when(
-        position.isNull(), F.lit(f"no position: cannot write {what}")
-    ).when(
+    return F.when(position.isNull(), F.lit(f"no position: cannot write {what}")).when(
         F.size(position) > slots,
         F.concat(
             F.lit("position ["),

@@ -26,6 +26,7 @@ the interval's end.
 from __future__ import annotations
 
 import json
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
@@ -169,9 +170,10 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
         columns = [{"name": f.name, "type": _TYPES[type(f.dataType)]} for f in g.columns.fields]
         # a table without primary key: the row id column identifies rows, primaryKey is null
         keys = list(g.key_columns) if list(g.key_columns) != [ROW_ID] else None
-        schema_text = json.dumps(
-            {"dataColumn": columns, "primaryKey": keys}, separators=(",", ":")
-        )[:-1] + ',"source":'
+        schema_text = (
+            json.dumps({"dataColumn": columns, "primaryKey": keys}, separators=(",", ":"))[:-1]
+            + ',"source":'
+        )
         schema = F.concat(F.lit(schema_text), _source(g.table), F.lit("}"))
         images, errors = {}, []
         for name, row in (("before", before), ("after", after)):
@@ -180,7 +182,10 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
                 value, error = _value(f.dataType, row[f.name])
                 values.append(value.alias(f.name))
                 errors.append(
-                    F.when(error.isNotNull(), F.lit(f"column {f.name}: a {error} value does not fit DATE (ms)"))
+                    F.when(
+                        error.isNotNull(),
+                        F.lit(f"column {f.name}: a {error} value does not fit DATE (ms)"),
+                    )
                 )
             images[name] = F.when(row.isNotNull(), F.struct(F.struct(*values).alias("dataColumn")))
         no_ddl = F.lit(None).cast("struct<text:string,ddlMeta:string>")
@@ -204,9 +209,7 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             schema,
             _payload(images["before"], F.lit(None), sequence, F.lit("UPDATE_BEFOR"), no_ddl),
         )
-        second = _message(
-            schema, _payload(F.lit(None), images["after"], sequence, code, no_ddl)
-        )
+        second = _message(schema, _payload(F.lit(None), images["after"], sequence, code, no_ddl))
         key = _key(g, F.coalesce(after, before))
         one = F.array(F.struct(key.alias("key"), single.alias("value")))
         if options.update_pairs:
@@ -222,7 +225,10 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             messages = one
         unavailable = F.when(
             F.size(F.col("unavailable")) > 0,
-            F.concat(F.lit("columns not sent by the source (TOAST): "), F.array_join(F.col("unavailable"), ", ")),
+            F.concat(
+                F.lit("columns not sent by the source (TOAST): "),
+                F.array_join(F.col("unavailable"), ", "),
+            ),
         )
         return messages, F.coalesce(sequence_error, *errors, unavailable)
 
@@ -260,7 +266,11 @@ def _control(sequence: Column) -> tuple[Column, Column, Column]:
     empty = '{"dataColumn":null,"primaryKey":null,"source":null}'
     value = _message(empty, _payload(F.lit(None), F.lit(None), sequence, code, ddl))
     one = F.array(F.struct(F.lit(None).cast("string").alias("key"), value.alias("value")))
-    return F.when(code.isNotNull(), one), F.lit(None), F.when(code.isNull(), E.not_carried("DataWorks"))
+    return (
+        F.when(code.isNotNull(), one),
+        F.lit(None),
+        F.when(code.isNull(), E.not_carried("DataWorks")),
+    )
 
 
 def _heartbeats(changes: DataFrame, interval_ms: int) -> DataFrame:

@@ -80,7 +80,10 @@ def field_schema(name: str, data_type: DataType) -> dict[str, Any] | None:
         return {"type": simple, "optional": True, "field": name}
     logical: dict[str, Any] | None = None
     if isinstance(data_type, DecimalType):
-        params = {"scale": str(data_type.scale), "connect.decimal.precision": str(data_type.precision)}
+        params = {
+            "scale": str(data_type.scale),
+            "connect.decimal.precision": str(data_type.precision),
+        }
         logical = {"type": "bytes", "name": DECIMAL, "version": 1, "parameters": params}
     elif isinstance(data_type, DateType):
         logical = {"type": "int32", "name": "io.debezium.time.Date", "version": 1}
@@ -200,7 +203,9 @@ def _source(options: E.EncodeOptions) -> tuple[dict[str, Any], Column, Column]:
             F.concat(
                 F.lit("position ["),
                 F.coalesce(F.array_join(position.cast("array<string>"), ","), F.lit("")),
-                F.lit("] cannot be written as a PostgreSQL lsn (one number, or [a < 2^31, b < 2^32])"),
+                F.lit(
+                    "] cannot be written as a PostgreSQL lsn (one number, or [a < 2^31, b < 2^32])"
+                ),
             ),
         )
     schema_doc = {
@@ -242,7 +247,13 @@ def _envelope_schema(
 ) -> str:
     def image(field: str) -> dict[str, Any]:
         fields = row["fields"] if row else []
-        return {"type": "struct", "fields": fields, "optional": True, "name": f"{prefix}.Value", "field": field}
+        return {
+            "type": "struct",
+            "fields": fields,
+            "optional": True,
+            "name": f"{prefix}.Value",
+            "field": field,
+        }
 
     fields = [
         image("before"),
@@ -323,7 +334,9 @@ def _row_messages(
     for f in g.columns.fields:
         schema = field_schema(f.name, f.dataType)
         if schema is None:
-            bad.append(f"column {f.name}: type {f.dataType.simpleString()} has no Debezium encoding")
+            bad.append(
+                f"column {f.name}: type {f.dataType.simpleString()} has no Debezium encoding"
+            )
             continue
         fields.append(schema)
         values_b.append(column_value(f.dataType, before[f.name], options.schemas).alias(f.name))
