@@ -50,8 +50,11 @@ NOT_CARRIED: dict[str, list[str]] = {
         "op read (canal has no snapshot op: written as INSERT)",
         "boolean type (tinyint(1): read back as boolean with tinyint1_as_boolean)",
         "source_ts below ms",
+        "source_ts before 1973-03-03 (es below 10^11 is read as seconds)",
     ],
     "ckafka": [
+        "binary in decode alone (ISO-8859-1 text is typed by the CREATE TABLE's longblob, which "
+        "the applier reads; the e2e test covers it)",
         "key_columns and column types (Official Format I has neither: they come from the "
         "canal-form CREATE TABLE, which the applier reads)",
         "op read (written as I)",
@@ -73,7 +76,9 @@ def _ts(lo: datetime, hi: datetime, step: timedelta) -> st.SearchStrategy[dateti
     return st.integers(0, n).map(lambda k: lo + k * step)
 
 
-def _values(schema: StructType, ms_only: bool) -> st.SearchStrategy[dict[str, Any]]:
+def _values(
+    schema: StructType, ms_only: bool, first_day: date = date(1000, 1, 1)
+) -> st.SearchStrategy[dict[str, Any]]:
     step = _MS if ms_only else timedelta(microseconds=1)
     lo, hi = datetime(1000, 1, 1), datetime(9999, 12, 31)
     by_type: dict[str, st.SearchStrategy[Any]] = {
@@ -88,7 +93,7 @@ def _values(schema: StructType, ms_only: bool) -> st.SearchStrategy[dict[str, An
         "binary": st.binary(max_size=8),
         "decimal(38,6)": st.decimals(-(10**32) + 1, 10**32 - 1, places=6),
         "decimal(5,2)": st.decimals(Decimal("-999.99"), Decimal("999.99"), places=2),
-        "date": st.dates(date(1000, 1, 1), date(9999, 12, 31)),
+        "date": st.dates(first_day, date(9999, 12, 31)),
         "timestamp_ntz": _ts(lo, hi, step),
         "timestamp": _ts(lo, hi, step).map(lambda t: t.replace(tzinfo=UTC)),
     }
@@ -115,13 +120,19 @@ def _collect(strategy: st.SearchStrategy[Any], n: int) -> list[Any]:
     return out
 
 
-def _generate(schema: StructType, ops: list[str], ms_only: bool, n: int = 30) -> list[Change]:
+def _generate(
+    schema: StructType,
+    ops: list[str],
+    ms_only: bool,
+    n: int = 30,
+    first_day: date = date(1000, 1, 1),
+) -> list[Change]:
     change = st.tuples(
         st.sampled_from(ops),
-        _values(schema, ms_only),
-        _values(schema, ms_only),
+        _values(schema, ms_only, first_day),
+        _values(schema, ms_only, first_day),
         st.integers(1, 10**6),
-        _ts(datetime(1971, 1, 1), datetime(2100, 1, 1), _MS if ms_only else timedelta(seconds=1)),
+        _ts(datetime(1975, 1, 1), datetime(2100, 1, 1), _MS if ms_only else timedelta(seconds=1)),
     )
     out, position = [], 0
     for op, before, after, gap, when in _collect(change, n):
@@ -193,7 +204,12 @@ def _positions(changes: list[Change], make: Any) -> list[Change]:
 def test_debezium_round_trip(
     spark: SparkSession, connector: str, schemas: bool, position: Any
 ) -> None:
-    changes = _positions(_generate(FULL, ["insert", "update", "delete", "read"], True), position)
+    # schemaless: dates are read back from epoch days by inference, which starts at 1970
+    first_day = date(1000, 1, 1) if schemas else date(1970, 1, 1)
+    changes = _positions(
+        _generate(FULL, ["insert", "update", "delete", "read"], True, first_day=first_day),
+        position,
+    )
     df = changes_df(spark, changes, {TABLE: FULL})
     options = EncodeOptions(connector=connector, schemas=schemas, key_schemas=schemas)  # type: ignore[arg-type]
     table = TABLE if connector != "mysql" else "shop.items"
@@ -230,11 +246,11 @@ def test_canal_old_holds_only_changed_columns(spark: SparkSession) -> None:
 
 
 def test_ckafka_round_trip(spark: SparkSession) -> None:
+    schema = StructType([f for f in FULL.fields if f.name != "bin"])
     changes = _positions(
-        _generate(FULL, ["insert", "update", "delete"], False), lambda p: [p // 1000, p]
+        _generate(schema, ["insert", "update", "delete"], False), lambda p: [p // 1000, p]
     )
-    df = changes_df(spark, changes, {TABLE: FULL})
-    schema = FULL
+    df = changes_df(spark, changes, {TABLE: schema})
     messages, decoded = round_trip(
         df,
         "ckafka",
@@ -244,8 +260,8 @@ def test_ckafka_round_trip(spark: SparkSession) -> None:
     creates = messages.filter(F.col("value").contains('"type":"CREATE"')).count()
     assert creates == 1
     _compare(
-        _rows(df, FULL, "position"),
-        _rows(decoded, FULL, "seq.offset"),
+        _rows(df, schema, "position"),
+        _rows(decoded, schema, "seq.offset"),
         keys=False,
         position=lambda p: p,
     )
