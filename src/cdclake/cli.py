@@ -256,15 +256,13 @@ def demo(
         raise typer.Exit(2) from None
 
 
-# Commands of their own modules register on ``app`` when imported.
-from cdclake import cli_quarantine, cli_status  # noqa: E402, F401
-
-
 def main() -> None:
     app()
 
 
-import cdclake.cli_cluster  # noqa: E402,F401  (registers submit-args)
+# Commands of their own modules register on ``app`` when imported: status, quarantine, report
+# (cli_status, cli_quarantine), submit-args (cli_cluster), convert and publish (cli_produce).
+from cdclake import cli_cluster, cli_produce, cli_quarantine, cli_status  # noqa: E402, F401
 
 if __name__ == "__main__":
     # run as ``python -m cdclake.cli``: the commands of cli_status/cli_quarantine register on the

@@ -18,7 +18,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql.types import (
@@ -32,6 +32,9 @@ from pyspark.sql.types import (
 )
 
 from cdclake.model import LINEAGE_TYPE, POSITION_TYPE
+
+if TYPE_CHECKING:
+    from cdclake.formats._encode import EncodeOptions
 
 Converter = Callable[[Column], Column]
 """Raw text of one JSON value -> a typed Column; null when the text does not fit the type.
@@ -129,6 +132,14 @@ class Format(ABC):
         Raises :class:`cdclake.errors.DecodeError` when the token describes a type the format
         cannot map; the message names the column and the type.
         """
+
+    def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
+        """Canonical changes -> messages of this format
+        (:data:`cdclake.formats._encode.MESSAGE_SCHEMA`): the inverse of decoding, for every
+        field the format carries."""
+        from cdclake.errors import ConfigError
+
+        raise ConfigError(f"format {self.name!r} has no encoder")
 
 
 MALFORMED = "_malformed"

@@ -28,7 +28,7 @@ MySQL Subscription Messages" (its DDL messages are canal flat messages). One mes
 from __future__ import annotations
 
 import json
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -37,6 +37,9 @@ from cdclake import mysql_types
 from cdclake.errors import DecodeError
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.model import KeySource, Op
+
+if TYPE_CHECKING:
+    from cdclake.formats._encode import EncodeOptions
 
 ROW_TYPES: tuple[str, ...] = ("INSERT", "UPDATE", "DELETE")
 DDL_TYPES: tuple[str, ...] = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
@@ -167,6 +170,11 @@ class CanalFormat(Format):
 
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
         return mysql_column_specs(schema_token, options)
+
+    def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
+        from cdclake.formats import _encode_canal
+
+        return _encode_canal.encode_canal(changes, options)
 
 
 def mysql_column_specs(schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:

@@ -24,7 +24,7 @@ Messages" (seed 001). A DML message::
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -35,6 +35,9 @@ from cdclake.formats._values import binary_text
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.formats.canal import CanalFormat, lookup, mysql_column_specs
 from cdclake.model import KeySource, Op
+
+if TYPE_CHECKING:
+    from cdclake.formats._encode import EncodeOptions
 
 TYPES: dict[str, str] = {"I": Op.INSERT, "l": Op.INSERT, "U": Op.UPDATE, "D": Op.DELETE}
 _EXPECTED = "I (also written l), U, D"
@@ -167,3 +170,8 @@ class CKafkaFormat(Format):
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
         # only the canal-form messages of the stream carry a token (their mysqlType)
         return mysql_column_specs(schema_token, options)
+
+    def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
+        from cdclake.formats import _encode_canal
+
+        return _encode_canal.encode_ckafka(changes, options)

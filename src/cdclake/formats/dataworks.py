@@ -32,7 +32,7 @@ message::
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -58,6 +58,9 @@ from cdclake.formats.base import (
 )
 from cdclake.formats.canal import lookup
 from cdclake.model import KeySource, Op
+
+if TYPE_CHECKING:
+    from cdclake.formats._encode import EncodeOptions
 
 ROW_ID = "#alibaba_rds_row_id#"
 BEFORE_HALF = ("UPDATE_BEFOR", "UPDATE_BEFORE")
@@ -227,3 +230,8 @@ class DataWorksFormat(Format):
             data_type, convert = TYPES[kind]
             specs.append(ColumnSpec(name, data_type, convert, kind))
         return specs
+
+    def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
+        from cdclake.formats import _encode_dataworks
+
+        return _encode_dataworks.encode(changes, options)

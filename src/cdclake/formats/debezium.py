@@ -44,7 +44,7 @@ decoder can tell apart from a signed bigint.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -61,6 +61,9 @@ from cdclake.formats.base import (
     select_envelope,
 )
 from cdclake.model import SOURCE_ID_KEY, KeySource, Op
+
+if TYPE_CHECKING:
+    from cdclake.formats._encode import EncodeOptions
 
 OPS: dict[str, str] = {
     "c": Op.INSERT,
@@ -344,3 +347,8 @@ class DebeziumFormat(Format):
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
         fields = json_list_token(schema_token, "row schema 'fields'")
         return debezium_types.row_specs(fields)
+
+    def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
+        from cdclake.formats import _encode_debezium
+
+        return _encode_debezium.encode(changes, options)
