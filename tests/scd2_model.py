@@ -138,6 +138,7 @@ def debezium(c: Change, table: str = "items") -> list[str]:
 
 MYSQL = {"id": "int(11)", "name": "varchar(20)", "qty": "int(11)"}
 CANAL_TYPES = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}
+ES = 1_700_000_000_000
 
 
 def canal(c: Change, table: str = "items") -> list[str]:
@@ -148,7 +149,7 @@ def canal(c: Change, table: str = "items") -> list[str]:
     msg = {
         "data": [_text(data)],
         "database": "shop",
-        "es": c.pos,
+        "es": ES + 1000 * c.pos,  # ms, whole seconds as canal sends them
         "id": 1,
         "isDdl": False,
         "mysqlType": MYSQL,
@@ -157,7 +158,7 @@ def canal(c: Change, table: str = "items") -> list[str]:
         "sql": "",
         "sqlType": None,
         "table": table,
-        "ts": c.pos,
+        "ts": ES + 1000 * c.pos,
         "type": CANAL_TYPES[c.op],
     }
     return [json.dumps(msg)]
@@ -231,8 +232,8 @@ def dataworks(c: Change, table: str = "items") -> list[str]:
     return [json.dumps(msg)]
 
 
-def _first(position: list[int]) -> int:
-    return position[0]
+def _canal_step(position: list[int]) -> int:
+    return (position[0] - ES) // 1000
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,9 @@ class Rendering:
 
 FORMATS = {
     "debezium": Rendering("debezium", debezium, "shop.public.items", lambda p: p[0]),
-    "canal": Rendering("canal", partial(canal, table="items_canal"), "shop.items_canal", _first),
+    "canal": Rendering(
+        "canal", partial(canal, table="items_canal"), "shop.items_canal", _canal_step
+    ),
     "ckafka": Rendering(
         "ckafka",
         partial(ckafka, table="items_ckafka"),
