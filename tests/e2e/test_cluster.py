@@ -209,18 +209,22 @@ def rows_spark(spark: SparkSession, stack: Stack, uri: str) -> Rows:
 def put_inputs(
     spark: SparkSession, stack: Stack, prefix: str, lines_by_format: dict[str, list[str]]
 ) -> None:
-    """Input files uploaded as objects of the bucket, through S3A."""
+    """Input files uploaded as objects of the bucket, through S3A: one file per format.
+
+    One file, because canal messages carry no binlog coordinates: their position is
+    ``[es (second precision), input offset, row]``, and line numbers of two files do not compare
+    (a change on line 5 of a second file would lose to one on line 110 of the first in the same
+    second)."""
     jvm = s3a_session(spark, stack).sparkContext._jvm
     assert jvm is not None
     conf = spark.sparkContext._jsc.hadoopConfiguration()
     local = Path(tempfile.mkdtemp())
     for fmt, lines in lines_by_format.items():
-        half = len(lines) // 2
-        for name, part in (("000.jsonl", lines[:half]), ("001.jsonl", lines[half:])):
-            (local / name).write_text("\n".join(part) + "\n", encoding="utf-8")
-            dst = jvm.org.apache.hadoop.fs.Path(f"s3a://{BUCKET}/{prefix}/{fmt}-{name}")
-            src = jvm.org.apache.hadoop.fs.Path((local / name).as_uri())
-            dst.getFileSystem(conf).copyFromLocalFile(src, dst)
+        name = f"{fmt}.jsonl"
+        (local / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+        dst = jvm.org.apache.hadoop.fs.Path(f"s3a://{BUCKET}/{prefix}/{name}")
+        src = jvm.org.apache.hadoop.fs.Path((local / name).as_uri())
+        dst.getFileSystem(conf).copyFromLocalFile(src, dst)
 
 
 def run_driver(stack: Stack, args: list[str], timeout: float = 1500) -> str:
@@ -284,7 +288,7 @@ def test_batch_of_each_format_in_a_users_session_on_the_cluster(
         .select("_cdc_lineage.source")
         .collect()
     }
-    assert lineage == {f"s3a://{BUCKET}/in/canal-000.jsonl", f"s3a://{BUCKET}/in/canal-001.jsonl"}
+    assert lineage == {f"s3a://{BUCKET}/in/canal.jsonl"}
 
 
 @pytest.mark.timeout(2400)
@@ -379,7 +383,9 @@ def test_stream_from_kafka_survives_a_worker_and_the_driver_killed(
     A worker is SIGKILLed mid-stream (the query goes on: Spark reruns its tasks on the other),
     then the driver (the restart continues from the checkpoint on object storage): exact."""
     topic = f"cluster-{uuid.uuid4().hex[:8]}"
-    create_topic(kafka_broker, topic, partitions=2)
+    # one partition: canal, CKafka and DataWorks lines are produced without a key, and offsets
+    # of two partitions do not order one table's changes (see put_inputs)
+    create_topic(kafka_broker, topic, partitions=1)
     n = 120
     parts: dict[str, list[list[str]]] = {}
     expected: dict[str, Rows] = {}
