@@ -47,7 +47,7 @@ CHANGES = {
 def _sorted(spark: SparkSession, path: str) -> list[tuple[object, ...]]:
     df = spark.read.format("delta").load(path)
     cols = sorted(c for c in df.columns if not c.startswith("_cdc_"))
-    return sorted(tuple(r) for r in df.select(*cols).collect())
+    return sorted((tuple(r) for r in df.select(*cols).collect()), key=repr)
 
 
 @pytest.mark.e2e

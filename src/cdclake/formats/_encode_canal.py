@@ -74,9 +74,14 @@ _TYPES: dict[type[DataType], tuple[str, int]] = {
     TimestampNTZType: ("datetime(6)", 93),
     TimestampType: ("timestamp(6)", 93),
 }
-DML_TYPES = {Op.INSERT: "INSERT", Op.READ: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE"}
+DML_TYPES: dict[str, str] = {
+    Op.INSERT: "INSERT",
+    Op.READ: "INSERT",
+    Op.UPDATE: "UPDATE",
+    Op.DELETE: "DELETE",
+}
 DDL_TYPES = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
-CKAFKA_TYPES = {Op.INSERT: "I", Op.READ: "I", Op.UPDATE: "U", Op.DELETE: "D"}
+CKAFKA_TYPES: dict[str, str] = {Op.INSERT: "I", Op.READ: "I", Op.UPDATE: "U", Op.DELETE: "D"}
 
 
 def mysql_type(data_type: DataType) -> tuple[str, int] | None:
