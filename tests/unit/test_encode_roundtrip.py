@@ -197,15 +197,14 @@ def _positions(changes: list[Change], make: Any) -> list[Change]:
     ("connector", "schemas", "position"),
     [
         ("postgresql", True, lambda p: [p]),
-        ("sqlserver", False, lambda p: [p >> 8, p & 255, 3, p >> 8, p & 255, 1, 2]),
+        ("sqlserver", True, lambda p: [p >> 8, p & 255, 3, p >> 8, p & 255, 1, 2]),
         ("mysql", True, lambda p: [3, p, -1, 0]),
     ],
 )
 def test_debezium_round_trip(
     spark: SparkSession, connector: str, schemas: bool, position: Any
 ) -> None:
-    # schemaless: dates are read back from epoch days by inference, which starts at 1970
-    first_day = date(1000, 1, 1) if schemas else date(1970, 1, 1)
+    first_day = date(1000, 1, 1)
     changes = _positions(
         _generate(FULL, ["insert", "update", "delete", "read"], True, first_day=first_day),
         position,

@@ -121,13 +121,16 @@ def _iso_utc(ts: Column) -> Column:
 
 def column_value(data_type: DataType, value: Column, schemas: bool = True) -> Column:
     """A typed value -> what the JSON of the record holds (see the module table). Without
-    schemas a decimal is its plain text (``decimal.handling.mode=string``): base64 bytes
-    without the scale in a schema could not be read back."""
+    schemas a decimal is its plain text (``decimal.handling.mode=string``) and a date its ISO
+    text: base64 bytes without the scale, or epoch days, could not be read back."""
     if isinstance(data_type, DecimalType):
         return twos_complement(value) if schemas else value.cast("string")
     if isinstance(data_type, DateType):
-        return F.unix_date(value)
+        # without schemas, epoch days could not be told from a number: ISO text (IsoDate)
+        return F.unix_date(value) if schemas else value.cast("string")
     if isinstance(data_type, TimestampNTZType):
+        if not schemas:  # like dates: ISO text, which a schemaless reader can type
+            return value.cast("string")
         epoch = F.lit(_EPOCH_NTZ).cast(TimestampNTZType())
         return F.timestamp_diff("MICROSECOND", epoch, value)
     if isinstance(data_type, TimestampType):
