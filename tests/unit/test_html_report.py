@@ -149,7 +149,7 @@ def test_report_renders_in_headless_chromium(lake: Any, tmp_path: Path) -> None:
     assert not re.search(r">\d{4,} s<|behind \(s\)", dom.stdout)
 
     png = tmp_path / "report.png"
-    shot = chromium(f"--screenshot={png}", "--window-size=1400,1250", out.as_uri(), tmp=tmp_path)
+    shot = chromium(f"--screenshot={png}", "--window-size=1400,1060", out.as_uri(), tmp=tmp_path)
     logs = dom.stderr + shot.stderr
     assert "CONSOLE" not in logs and "Failed to load resource" not in logs, logs
     points = colored(png)
