@@ -27,7 +27,7 @@ MAX_REASONS = 6
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 24px; color: #222; background: #fafafa; }
 h1 { font-size: 22px; } h2 { font-size: 15px; margin: 4px 0 6px; }
-.charts { display: flex; flex-wrap: wrap; gap: 16px; }
+.charts { display: flex; flex-wrap: wrap; gap: 16px; align-items: flex-start; }
 figure.chart { margin: 0; padding: 8px; background: #fff; border: 1px solid #ddd; }
 table { border-collapse: collapse; background: #fff; font-size: 13px; margin-top: 8px; }
 th, td { border: 1px solid #ddd; padding: 4px 8px; text-align: right; }
@@ -108,29 +108,38 @@ def quarantine_over_time(
     return [_label(t) for t in times], series
 
 
+def _behind(seconds: float | None) -> tuple[str, str]:
+    """The humanized time behind, and its exact seconds for the cell's tooltip."""
+    return ("?", "") if seconds is None else (svg.duration(seconds), f"{seconds:.3f} s")
+
+
 def status_html(s: Status, max_staleness: float | None) -> str:
-    head = ("table", "rows", "key", "SCD", "last position", "source time", "behind (s)",
+    head = ("table", "rows", "key", "SCD", "last position", "source time (UTC)", "behind",
             "quarantined", "last DDL")  # fmt: skip
     out = ["<table><tr>", *[f"<th>{esc(h)}</th>" for h in head], "</tr>"]
     for t in s.tables:
         stale = max_staleness is not None and (
             t.freshness_seconds is None or t.freshness_seconds > max_staleness
         )
-        cells = (
-            t.table,
-            str(t.rows),
-            ",".join(t.key_columns) or "(whole row)",
-            str(t.scd_type),
-            str(t.last_position or ""),
-            f"{utc(t.last_source_ts):%Y-%m-%d %H:%M:%S}" if t.last_source_ts else "",
-            "?" if t.freshness_seconds is None else f"{t.freshness_seconds:.0f}",
-            str(t.quarantined),
-            (t.last_ddl or "")[:80],
-        )
+        cells = [
+            (t.table, ""),
+            (str(t.rows), ""),
+            (",".join(t.key_columns) or "(whole row)", ""),
+            (str(t.scd_type), ""),
+            (str(t.last_position or ""), ""),
+            (f"{utc(t.last_source_ts):%Y-%m-%d %H:%M:%S}" if t.last_source_ts else "", ""),
+            _behind(t.freshness_seconds),
+            (str(t.quarantined), ""),
+            ((t.last_ddl or "")[:80], t.last_ddl or ""),
+        ]
         cls = ' class="stale"' if stale else ""
-        out.append(f"<tr{cls}>" + "".join(f"<td>{esc(c)}</td>" for c in cells) + "</tr>")
+        out.append(f"<tr{cls}>" + "".join(_td(text, tip) for text, tip in cells) + "</tr>")
     out.append("</table>")
     return "".join(out)
+
+
+def _td(text: str, tip: str) -> str:
+    return f'<td title="{esc(tip)}">{esc(text)}</td>' if tip else f"<td>{esc(text)}</td>"
 
 
 def render(spark: SparkSession, target: str, max_staleness: float | None = None) -> str:
@@ -139,6 +148,7 @@ def render(spark: SparkSession, target: str, max_staleness: float | None = None)
     bs = batches(spark, target)
     labels = [_label(b["at"]) for b in bs]
     q_labels, q_series = quarantine_over_time(spark, target)
+    stale = set() if max_staleness is None else {t.table for t in s.stale(max_staleness)}
     charts = [
         svg.line_chart(
             "Throughput per batch (records)",
@@ -146,13 +156,17 @@ def render(spark: SparkSession, target: str, max_staleness: float | None = None)
             {k: [float(b[k]) for b in bs] for k in ("messages", "applied", "ignored")},
         ),
         svg.line_chart(
-            "Lag per batch (seconds)", labels, {"seconds behind": [b["lag"] for b in bs]}
+            "Lag per batch (time behind the source)",
+            labels,
+            {"behind": [b["lag"] for b in bs]},
+            seconds=True,
         ),
         svg.hbars(
-            "Freshness per table (seconds behind its source)",
+            "Freshness per table (time behind its source)",
             [t.table for t in s.tables],
-            [t.freshness_seconds or 0.0 for t in s.tables],
+            [t.freshness_seconds for t in s.tables],
             svg.duration,
+            [t.table in stale for t in s.tables],
         ),
         svg.stacked_bars("Quarantine by reason over time", q_labels, q_series),
     ]

@@ -5,14 +5,17 @@ the DOM), nothing is fetched from the network, and the console shows no error.""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import struct
 import subprocess
+import time
 import zlib
 from pathlib import Path
 from typing import Any
 
-from test_status import workload
+from dbz import event
+from test_status import row
 from typer.testing import CliRunner
 
 from cdclake.cli import app
@@ -20,10 +23,44 @@ from cdclake.cli import app
 REPO = Path(__file__).resolve().parents[2]
 TITLES = (
     "Throughput per batch (records)",
-    "Lag per batch (seconds)",
-    "Freshness per table (seconds behind its source)",
+    "Lag per batch (time behind the source)",
+    "Freshness per table (time behind its source)",
     "Quarantine by reason over time",
 )
+
+
+def live_workload(lake: Any) -> None:
+    """A pipeline that is running now: a CRM connector whose one table was last fed 4 minutes
+    ago, then three batches of a shop database catching up (source times 2.5 min, 30 s, 3 s
+    before each batch) over two tables, with a few records quarantined for three reasons."""
+
+    def ago(seconds: float) -> int:
+        return int(time.time() * 1000 - seconds * 1000)
+
+    ts = ago(240)
+    lake.apply(
+        [
+            event("c", after=row(i, f"c{i}"), lsn=i, ts_ms=ts + i, table="customers").replace(
+                '"name": "pg"',
+                '"name": "crm"',  # the CRM connector's logical name
+            )
+            for i in range(1, 7)
+        ],
+        source="crm.jsonl",
+    )
+    lsn = 100
+    for n, behind, bad in ((14, 150, 2), (22, 30, 1), (17, 3, 3)):
+        ts, lines = ago(behind), []
+        for i in range(n):
+            lsn += 1
+            table = "orders" if i % 3 == 0 else "items"
+            lines.append(event("c", after=row(lsn, f"r{lsn}"), lsn=lsn, ts_ms=ts, table=table))
+        lines += [event("c", after=row(1, "x"), lsn="0x1f", ts_ms=ts)] * min(bad, 2)
+        lines += ["{truncated"] * (bad % 2)
+        lines += [event("x", after=row(lsn, "x"), lsn=lsn, ts_ms=ts)] * (bad // 3)
+        again = event("c", after=row(101, "r101"), lsn=101, ts_ms=ts, table="orders")
+        lines.append(again)  # re-delivered: ignored
+        lake.apply(lines, source="pg.jsonl")
 
 
 def chromium(*args: str, tmp: Path) -> subprocess.CompletedProcess[str]:
@@ -85,7 +122,7 @@ def colored(path: Path) -> list[tuple[int, int]]:
 
 
 def test_report_renders_in_headless_chromium(lake: Any, tmp_path: Path) -> None:
-    workload(lake)
+    live_workload(lake)
     out = tmp_path / "report.html"
     res = CliRunner().invoke(app, ["report", "--target", str(lake.root), "--out", str(out)])
     assert res.exit_code == 0, res.output
@@ -97,10 +134,22 @@ def test_report_renders_in_headless_chromium(lake: Any, tmp_path: Path) -> None:
     dom = chromium("--dump-dom", out.as_uri(), tmp=tmp_path)
     for title in TITLES:
         assert f"<h2>{title}</h2>" in dom.stdout
-    assert "shop.public.items" in dom.stdout and "not valid JSON" in dom.stdout
+    assert "shop.public.customers" in dom.stdout and "not valid JSON" in dom.stdout
+    # durations read as durations: the customers table is 4 min (plus the run's time) more
+    # behind than the shop's tables; the exact seconds sit in the cell's tooltip
+    cells = (
+        r"<tr><td>shop\.public\.(\w+)</td>(?:<td>[^<]*</td>){5}<td title=\"([\d.]+) s\">([^<]+)<"
+    )
+    behind = {t: (float(exact), text) for t, exact, text in re.findall(cells, dom.stdout)}
+    assert behind.keys() == {"customers", "items", "orders"}, dom.stdout
+    assert behind["customers"][0] > behind["items"][0] + 237, behind
+    assert re.fullmatch(r"\d+ min( \d+ s)?|\d+ h( \d+ min)?", behind["customers"][1]), behind
+    for table in ("items", "orders"):
+        assert re.fullmatch(r"\d+ s|\d+ min( \d+ s)?", behind[table][1]), behind
+    assert not re.search(r">\d{4,} s<|behind \(s\)", dom.stdout)
 
     png = tmp_path / "report.png"
-    shot = chromium(f"--screenshot={png}", "--window-size=1400,1250", out.as_uri(), tmp=tmp_path)
+    shot = chromium(f"--screenshot={png}", "--window-size=1400,1060", out.as_uri(), tmp=tmp_path)
     logs = dom.stderr + shot.stderr
     assert "CONSOLE" not in logs and "Failed to load resource" not in logs, logs
     points = colored(png)
