@@ -30,9 +30,11 @@ def _apply(source: Path, target: Path, *options: str):  # type: ignore[no-untype
 def _one_error_line(res) -> str:  # type: ignore[no-untyped-def]
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output
-    lines = [x for x in res.output.splitlines() if x.strip()]
+    # progress lines ("[   0.3 s] reading") may come before it; the error is one line, the last
+    lines = [x for x in res.output.splitlines() if x.strip() and not x.startswith("[")]
     assert len(lines) == 1, res.output
     assert lines[0].startswith("error: ")
+    assert res.output.rstrip().endswith(lines[0]), res.output
     return lines[0]
 
 

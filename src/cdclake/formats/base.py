@@ -192,8 +192,9 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     # a value the record's parse left null is a tombstone only if it is JSON null: Spark keeps
     # the other fields of a record whose value failed to parse (partial results)
     use_rec = nested & rec[MALFORMED].isNull() & (rec["value"].isNotNull() | as_text.isNull())
-    # a line that looked like a record object but is not valid JSON is not a tombstone
-    broken = nested & rec[MALFORMED].isNotNull()
+    # a line that looked like a record object but is not valid JSON is not a tombstone (a record
+    # whose value is a string or a number did not fit ``record_type`` either, but has a text)
+    broken = nested & rec[MALFORMED].isNotNull() & as_text.isNull()
     return staged.select(
         *raw.columns,
         F.when(use_rec, unwrapped)
