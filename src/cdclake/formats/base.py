@@ -8,7 +8,8 @@ text plus a ``schema_token`` that says how to type them. The core then collects 
 
 A format overrides:
 
-- :meth:`Format.detect`: is this raw value one of mine? (for ``--format auto``)
+- :attr:`Format.detect_fields` and :meth:`Format.detect_parsed`: the few fields that tell a
+  message of mine, and the test on them (for ``--format auto``)
 - :meth:`Format.envelope`: raw records -> envelopes (explode multi-row messages here)
 - :meth:`Format.column_specs`: one ``schema_token`` -> the columns of the row image
 """
