@@ -31,7 +31,15 @@ from pyspark.sql.types import (
 from cdclake import formats
 from cdclake.errors import DecodeError, TableError
 from cdclake.formats._values import date_from_days
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format
+from cdclake.formats.base import (
+    DETECTED,
+    NO_VALUE,
+    ColumnSpec,
+    DecodeOptions,
+    Format,
+    detection_type,
+    parse_detection,
+)
 from cdclake.model import (
     CHANGE_SCHEMA,
     DATA_OPS,
@@ -41,6 +49,7 @@ from cdclake.model import (
     Op,
     is_source_column,
 )
+from cdclake.sources import value_text
 
 TableSchemas = Callable[[str], StructType | None]
 """Looks up the current schema of a target table by source identifier (None: no table yet)."""
@@ -94,21 +103,30 @@ def envelopes(
         fmt = formats.get(format_name)
         return fmt.envelope(raw, options).withColumn(_FORMAT, F.lit(fmt.name)), None
     fmts = formats.all_formats()
-    detected = F.lit(None).cast("string")
+    # one light parse per message decides its format; the full parse is then its format's alone
+    detected = parse_detection(raw, detection_type(fmts))
+    name = F.lit(None).cast("string")
     for fmt in reversed(fmts):
-        detected = F.when(fmt.detect(F.col("value")), F.lit(fmt.name)).otherwise(detected)
-    tagged = raw.withColumn(
-        _FORMAT, F.when(F.col("value").isNull(), F.lit(fmts[0].name)).otherwise(detected)
+        name = F.when(fmt.detect_parsed(F.col(DETECTED)), F.lit(fmt.name)).otherwise(name)
+    # ``value`` is not cached: for a record object it is derived text (a full parse), and no
+    # envelope needs it but where the line is not a record (then it is ``raw``, cheap)
+    tagged = detected.select(
+        *[c for c in raw.columns if c != "value"],
+        F.when(F.col(NO_VALUE), F.lit(fmts[0].name)).otherwise(name).alias(_FORMAT),
     ).persist(StorageLevel.MEMORY_AND_DISK)
+    records = tagged.select(
+        *[value_text(F.col("raw")).alias(c) if c == "value" else F.col(c) for c in raw.columns],
+        _FORMAT,
+    )
     parts = [
-        fmt.envelope(tagged.filter(F.col(_FORMAT) == fmt.name), options).withColumn(
+        fmt.envelope(records.filter(F.col(_FORMAT) == fmt.name), options).withColumn(
             _FORMAT, F.lit(fmt.name)
         )
         for fmt in fmts
     ]
     unknown = (
         formats.get(fmts[0].name)
-        .envelope(tagged.filter(F.col(_FORMAT).isNull()), options)
+        .envelope(records.filter(F.col(_FORMAT).isNull()), options)
         .select(
             *[F.col(c) for c in parts[0].columns if c not in ("error", "op", _FORMAT)],
             F.lit(None).cast("string").alias("op"),
@@ -464,14 +482,29 @@ def _no_keys(_: str) -> tuple[str, ...] | None:
 def decode_envelopes(
     raw: DataFrame, format_name: str = "debezium", options: DecodeOptions | None = None
 ) -> DataFrame:
-    """Raw records -> envelopes (persisted: typing and DDL handling read them again)."""
+    """Raw records -> envelopes (persisted: typing and DDL handling read them again).
+
+    With ``auto`` the records tagged with their format stay persisted until
+    :func:`release_detection` (call it once a job has read ``env``): no job of its own
+    materializes the envelopes.
+    """
     options = options or DecodeOptions()
     env, tagged = envelopes(raw, format_name, options)
     env = _configured_keys(env, options).persist(StorageLevel.MEMORY_AND_DISK)
     if tagged is not None:
-        env.count()  # materialize the envelopes, then release the tagged raw records
-        tagged.unpersist()
+        setattr(env, _DETECTION, tagged)
     return env
+
+
+_DETECTION = "_cdclake_detection"
+
+
+def release_detection(env: DataFrame) -> None:
+    """Release the tagged raw records ``auto`` kept for ``env`` (a no-op otherwise)."""
+    tagged = getattr(env, _DETECTION, None)
+    if tagged is not None:
+        tagged.unpersist()
+        delattr(env, _DETECTION)
 
 
 def mark_errors(env: DataFrame, errors: dict[tuple[object, ...], str]) -> DataFrame:
@@ -620,4 +653,7 @@ def decode(
     >>> changes = decode(sources.raw_from_lines(spark, lines), "debezium")  # doctest: +SKIP
     """
     env = decode_envelopes(raw, format_name, options)
-    return type_changes(env, options, table_schemas, table_keys)
+    try:
+        return type_changes(env, options, table_schemas, table_keys)  # its collect reads env
+    finally:
+        release_detection(env)

@@ -16,7 +16,13 @@ from cdclake.apply.scd1 import Txn
 from cdclake.apply.schema_changes import apply_ddl_records
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
-from cdclake.decode import decode, decode_envelopes, mark_errors, type_changes
+from cdclake.decode import (
+    decode,
+    decode_envelopes,
+    mark_errors,
+    release_detection,
+    type_changes,
+)
 from cdclake.formats.base import DecodeOptions
 
 BatchCallback = Callable[[int, BatchResult], None]
@@ -69,6 +75,7 @@ def apply_raw(
             lambda t: target.schema(spark, t),
             lambda t: target.keys(spark, t),
         )
+        release_detection(env)  # the DDL and typing jobs have read the envelopes
         result = apply_changes(
             changes,
             config.target,
@@ -87,6 +94,7 @@ def apply_raw(
         return result
     finally:
         if env is not None:
+            release_detection(env)
             env.unpersist()
         raw.unpersist()
 

@@ -263,7 +263,7 @@ def apply_changes(
             )
             res.changes = stats.changes
             res.key_source = latest["key_source"] or ""
-            if count_rows:
+            if count_rows and res.rows_now is None:  # not known from the write itself
                 res.rows_now = spark.read.format("delta").load(tgt.table_path(name)).count()
             result.tables[name] = res
         result.changes = sum(t.changes for t in result.tables.values())

@@ -261,11 +261,14 @@ def apply_keyed(
     source = latest_per_key(ops, keys).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         key_types = StructType([row_struct[k] for k in keys])
+        tomb_path = target.tombstone_path(table)
+        had_tombstones = DeltaTable.isDeltaTable(spark, tomb_path)
         if stats.deletes:
             record_tombstones(spark, target, table, source, keys, key_types, txn)
         joined = source.withColumn("_tomb", F.lit(None).cast(source.schema["position"].dataType))
-        tomb_path = target.tombstone_path(table)
-        if DeltaTable.isDeltaTable(spark, tomb_path):
+        # tombstones written by this batch alone need no join: ``source`` has one row per key,
+        # so a key deleted here has no upsert to hold back
+        if had_tombstones:
             tomb_pos = (
                 spark.read.format("delta")
                 .load(tomb_path)
@@ -290,8 +293,13 @@ def apply_keyed(
             for c in columns
         }
         live = f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)"
-        n_source = source.count()
         if empty:
+            # one aggregate gives both counts; the table is new, so the append writes exactly
+            # the live rows and the table holds them alone
+            counts = joined.alias("s").agg(F.count(F.lit(1)), F.count_if(F.expr(live))).first()
+            n_source, ins, upd, dele = (
+                (int(counts[0]), int(counts[1]), 0, 0) if counts else (0,) * 4
+            )
             inserts = (
                 joined.alias("s")
                 .filter(live)
@@ -300,10 +308,11 @@ def apply_keyed(
                     *[F.col(v).alias(k) for k, v in meta_set.items()],
                 )
             )
-            ins, upd, dele = inserts.count(), 0, 0
             with txn("merge"):
                 inserts.write.format("delta").mode("append").save(path)
+            result.rows_now = ins
         else:
+            n_source = source.count()
             delta = DeltaTable.forPath(spark, path)
             with txn("merge"):
                 merged = (

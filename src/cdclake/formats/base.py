@@ -8,7 +8,8 @@ text plus a ``schema_token`` that says how to type them. The core then collects 
 
 A format overrides:
 
-- :meth:`Format.detect`: is this raw value one of mine? (for ``--format auto``)
+- :attr:`Format.detect_fields` and :meth:`Format.detect_parsed`: the few fields that tell a
+  message of mine, and the test on them (for ``--format auto``)
 - :meth:`Format.envelope`: raw records -> envelopes (explode multi-row messages here)
 - :meth:`Format.column_specs`: one ``schema_token`` -> the columns of the row image
 """
@@ -102,12 +103,23 @@ class Format(ABC):
     name: ClassVar[str]
     description: ClassVar[str]
 
-    @abstractmethod
-    def detect(self, value: Column) -> Column:
-        """A boolean Column: does this raw JSON value (text) look like a message of this format?
+    detect_fields: ClassVar[str]
+    """DDL of the few fields :meth:`detect_parsed` reads (top-level, or one level down), every
+    leaf a STRING. ``--format auto`` parses each message once with the merge of every format's
+    fields (:func:`detection_type`), a light parse that materializes nothing else."""
 
-        Must be cheap and must not overlap with the other formats' detection.
+    @abstractmethod
+    def detect_parsed(self, fields: Column) -> Column:
+        """A boolean Column: is this message, parsed with :func:`detection_type`, one of mine?
+
+        Must not overlap with the other formats' detection.
         """
+
+    def detect(self, value: Column) -> Column:
+        """A boolean Column: does this raw JSON value (text) look like a message of this format?"""
+        from pyspark.sql import functions as F
+
+        return self.detect_parsed(F.from_json(value, self.detect_fields))
 
     @abstractmethod
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
@@ -205,6 +217,62 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
         .when(broken, F.lit(False))
         .otherwise(as_text.isNull())
         .alias(TOMBSTONE),
+    )
+
+
+def detection_type(fmts: list[Format]) -> StructType:
+    """The merge of the formats' :attr:`Format.detect_fields` (structs merged field by field)."""
+
+    def merge(a: StructType, b: StructType) -> StructType:
+        fields = {f.name: f for f in a.fields}
+        for f in b.fields:
+            mine = fields.get(f.name)
+            if mine is None:
+                fields[f.name] = f
+            elif isinstance(mine.dataType, StructType) and isinstance(f.dataType, StructType):
+                fields[f.name] = StructField(f.name, merge(mine.dataType, f.dataType))
+            elif mine.dataType != f.dataType:
+                raise TypeError(f"detection field {f.name}: {mine.dataType} against {f.dataType}")
+        return StructType(list(fields.values()))
+
+    out = StructType()
+    for fmt in fmts:
+        own = StructType.fromDDL(fmt.detect_fields)
+        assert isinstance(own, StructType), fmt.detect_fields
+        out = merge(out, own)
+    return out
+
+
+DETECTED = "_detected"
+"""Column :func:`parse_detection` adds: the value's detection fields (null: no JSON object)."""
+NO_VALUE = "_no_value"
+"""Column :func:`parse_detection` adds: the record has no value (a Kafka tombstone)."""
+
+
+def parse_detection(raw: DataFrame, fields: StructType) -> DataFrame:
+    """``raw`` plus :data:`DETECTED` (the value parsed with ``fields`` only) and
+    :data:`NO_VALUE`.
+
+    One light parse per message: a record object is parsed as a whole with ``fields`` under
+    ``value``; only a record whose value is not an object (a JSON string holding the message,
+    say) falls back to the value's text. Each step is a projection of its own (a ``CASE``), so
+    that Spark does not split the parse into one per field read.
+    """
+    from pyspark.sql import functions as F
+
+    from cdclake.sources import value_text
+
+    record_type = StructType([StructField("value", fields)])
+    staged = raw.withColumn(
+        "_drec", F.when(F.col("nested"), F.from_json(F.col("raw"), record_type))
+    )
+    in_record = F.col("_drec")["value"]
+    use_record = F.col("nested") & in_record.isNotNull()
+    text = value_text(F.col("raw"))
+    return staged.select(
+        *raw.columns,
+        F.when(use_record, in_record).otherwise(F.from_json(text, fields)).alias(DETECTED),
+        F.when(use_record, F.lit(False)).otherwise(text.isNull()).alias(NO_VALUE),
     )
 
 

@@ -88,9 +88,11 @@ class CanalFormat(Format):
     name: ClassVar[str] = "canal"
     description: ClassVar[str] = "Canal flat-message JSON (MySQL binlog)"
 
-    def detect(self, value: Column) -> Column:
+    detect_fields: ClassVar[str] = "isDdl STRING"
+
+    def detect_parsed(self, fields: Column) -> Column:
         # every flat message has isDdl (true/false); no other format has it
-        return F.get_json_object(value, "$.isDdl").isNotNull()
+        return fields["isDdl"].isNotNull()
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
         parsed = parse_value(raw, _VALUE)

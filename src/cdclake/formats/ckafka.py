@@ -93,9 +93,11 @@ class CKafkaFormat(Format):
     name: ClassVar[str] = "ckafka"
     description: ClassVar[str] = "Tencent CKafka MySQL 'Official Format I' (DDL in canal form)"
 
-    def detect(self, value: Column) -> Column:
+    detect_fields: ClassVar[str] = "`TYPE` STRING"
+
+    def detect_parsed(self, fields: Column) -> Column:
         # upper-case TYPE is Official Format I's alone (canal writes "type")
-        return F.get_json_object(value, "$.TYPE").isNotNull()
+        return fields["TYPE"].isNotNull()
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
         mine = F.coalesce(self.detect(F.col("value")), F.lit(False))

@@ -134,9 +134,11 @@ class DataWorksFormat(Format):
     name: ClassVar[str] = "dataworks"
     description: ClassVar[str] = "Alibaba DataWorks real-time sync to Kafka JSON"
 
-    def detect(self, value: Column) -> Column:
+    detect_fields: ClassVar[str] = "payload STRUCT<`timestamp`: STRING>"
+
+    def detect_parsed(self, fields: Column) -> Column:
         # payload.timestamp {eventTime, ...} is DataWorks' alone (Debezium's payload has ts_ms)
-        return F.get_json_object(value, "$.payload.timestamp").isNotNull()
+        return fields["payload"]["timestamp"].isNotNull()
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
         parsed = parse_value(raw, _VALUE)

@@ -222,20 +222,17 @@ class DebeziumFormat(Format):
     name: ClassVar[str] = "debezium"
     description: ClassVar[str] = "Debezium JSON (SQL Server, PostgreSQL, MySQL/MariaDB)"
 
-    def detect(self, value: Column) -> Column:
-        op = F.coalesce(F.get_json_object(value, "$.payload.op"), F.get_json_object(value, "$.op"))
-        status = F.coalesce(
-            F.get_json_object(value, "$.payload.status"), F.get_json_object(value, "$.status")
-        )
-        ddl = F.coalesce(
-            F.get_json_object(value, "$.payload.ddl"), F.get_json_object(value, "$.ddl")
-        )
-        database = F.coalesce(
-            F.get_json_object(value, "$.payload.databaseName"),
-            F.get_json_object(value, "$.databaseName"),
-        )
-        schema_change = ddl.isNotNull() & database.isNotNull()
-        return op.isin(*OPS) | status.isin(*TRANSACTION_STATUS) | schema_change
+    detect_fields: ClassVar[str] = (
+        "payload STRUCT<op: STRING, status: STRING, ddl: STRING, databaseName: STRING>, "
+        "op STRING, status STRING, ddl STRING, databaseName STRING"
+    )
+
+    def detect_parsed(self, fields: Column) -> Column:
+        def either(name: str) -> Column:
+            return F.coalesce(fields["payload"][name], fields[name])
+
+        schema_change = either("ddl").isNotNull() & either("databaseName").isNotNull()
+        return either("op").isin(*OPS) | either("status").isin(*TRANSACTION_STATUS) | schema_change
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
         parsed = parse_value(raw, _VALUE).withColumn("_key", _parsed_key(F.col("key")))

@@ -1,0 +1,95 @@
+"""How many Spark jobs a batch runs (issue 13): counted with the status tracker on a tiny input.
+
+The counts are the plan's, not the data's: the same jobs run at 10^5 events (bench/README.md,
+"Issue 13, step 1").
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from cdclake import formats
+from cdclake.apply.batch import apply_changes
+from cdclake.formats.base import detection_type
+from cdclake.runner import read_changes
+
+SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
+
+
+def _jobs(spark: SparkSession, tag: str, action: Callable[[], Any]) -> tuple[int, Any]:
+    sc = spark.sparkContext
+    sc.setJobGroup(tag, tag)
+    try:
+        out = action()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+    spark.catalog.clearCache()
+    return len(sc.statusTracker().getJobIdsForGroup(tag)), out
+
+
+def _line(seed_line: int, key: int, lsn: int) -> str:
+    """A line of the PostgreSQL seed, for another key at another position."""
+    record = json.loads((SEEDS / "002_postgres.jsonl").read_text().splitlines()[seed_line])
+    record["key"]["payload"]["id"] = str(key)
+    payload = record["value"]["payload"]
+    for image in ("before", "after"):
+        if payload.get(image):
+            payload[image]["id"] = key
+    payload["source"]["lsn"] = lsn
+    return json.dumps(record)
+
+
+def test_detection_reads_every_formats_fields_in_one_struct(spark: SparkSession) -> None:
+    fields = detection_type(formats.all_formats())
+    assert fields.simpleString() == (
+        "struct<payload:struct<op:string,status:string,ddl:string,databaseName:string,"
+        "timestamp:string>,op:string,status:string,ddl:string,databaseName:string,"
+        "isDdl:string,TYPE:string>"
+    )
+
+
+def test_auto_adds_no_job_to_decide_the_format(spark: SparkSession, tmp_path: Path) -> None:
+    """Before: ``auto`` ran 15 jobs against 7 (a count to materialize the envelopes, and the
+    detection re-serialized every value). The jobs left are the cached tagged records, read
+    once per format branch."""
+    path = str(SEEDS / "002_postgres.jsonl")
+
+    def decoded(fmt: str) -> Callable[[], list[Any]]:
+        return lambda: read_changes(spark, [path], fmt).select("table", "op", "after").collect()
+
+    given, rows_given = _jobs(spark, "i13-given", decoded("debezium"))
+    auto, rows_auto = _jobs(spark, "i13-auto", decoded("auto"))
+
+    assert sorted(map(str, rows_auto)) == sorted(map(str, rows_given))
+    assert auto <= given + len(formats.all_formats()) + 2
+
+
+def test_initial_load_counts_no_rows_in_extra_jobs(spark: SparkSession, tmp_path: Path) -> None:
+    """Before: 34 jobs for a single-table batch into an empty target (a count of the source, a
+    count of the inserts through a join with the tombstones just written, a count of the new
+    table)."""
+    inserts, delete = 0, 5  # lines of the seed
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        "\n".join([_line(inserts, 1, 100), _line(inserts, 2, 101), _line(delete, 1, 102)])
+    )
+    target = str(tmp_path / "lake")
+
+    jobs, result = _jobs(
+        spark, "i13-apply", lambda: apply_changes(read_changes(spark, [str(path)]), target)
+    )
+
+    (table,) = result.tables.values()
+    stored = spark.read.format("delta").load(str(tmp_path / "lake" / table.table)).count()
+    assert (table.inserted, table.ignored, table.rows_now, stored) == (1, 1, 1, 1)
+    tombstones = spark.read.format("delta").load(
+        str(tmp_path / "lake" / "_cdc_tombstones" / table.table)
+    )
+    assert [r["id"] for r in tombstones.collect()] == [1]
+    assert jobs <= 22
