@@ -15,12 +15,16 @@ demo: bootstrap
 	$(ENV) cdclake demo --target ./demo-output
 
 # Unit and e2e tests alike; the e2e fixtures start their own broker, S3 server (s3proxy) and
-# Spark standalone cluster on free ports.
+# Spark standalone cluster on free ports. Two pytest-xdist workers, each with its own Spark
+# session: the tests with real services run one after another on one worker (xdist group
+# "services", see tests/conftest.py) while the unit tests share out over both.
+# TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
 test: bootstrap
 	bash scripts/kafka.sh install
 	bash scripts/s3.sh install
 	bash scripts/chromium.sh
-	$(ENV) "$$VENV/bin/python" -m pytest -q tests
+	$(ENV) "$$VENV/bin/python" -m pytest -q -n $(TEST_WORKERS) --dist loadgroup tests
 
 # Both checks run even when the first fails, so one run shows every problem.
 lint: bootstrap

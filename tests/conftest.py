@@ -18,6 +18,20 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), os.environ.get(
 DATA = TESTS / "data"
 
 
+SERVICES = ("conformance", "e2e")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``) the cases with real services run on one worker.
+
+    They start brokers, databases, a cluster and CLI JVMs of their own; one at a time keeps them
+    within the machine while the unit tests share out over the workers.
+    """
+    for item in items:
+        if item.path.relative_to(TESTS).parts[0] in SERVICES:
+            item.add_marker(pytest.mark.xdist_group("services"))
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     session = _spark.builder("cdclake-tests", shuffle_partitions=2).getOrCreate()
