@@ -92,6 +92,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also apply the same input as history tables (SCD type 2): apply-scd2-empty for "
         "every format, apply-scd2-existing (Debezium) into a history of 10x the events",
     )
+    p.add_argument(
+        "--scd2-history-events",
+        type=int,
+        default=None,
+        help="events whose history apply-scd2-existing starts from (default 10x the events; "
+        "10^6 events give about 10^6 history rows)",
+    )
     a = p.parse_args(argv)
     if a.smoke:
         a.events, a.table_sizes, a.merge_batch, a.repeat = [2000], [2000, 10**4], 500, 1
@@ -265,7 +272,8 @@ class Bench:
             self.probes.setdefault(fmt, (applied[0], str(self.copy_probe(fmt, applied[1]))))
         rows = 10 * n
         if self.args.scd2:
-            self.run_scd2(fmt, n, path, rows if fmt == "debezium" else 0)
+            history = self.args.scd2_history_events or rows
+            self.run_scd2(fmt, n, path, history if fmt == "debezium" else 0)
         if fmt != "debezium":
             return
         if fmt not in self.probes:

@@ -97,6 +97,9 @@ def apply(
     checkpoint: Annotated[str | None, typer.Option(help="Streaming checkpoint folder")] = None,
     available_now: Annotated[bool, typer.Option(help="Process what is there, then exit")] = False,
     fail_on_bad_input: Annotated[bool, typer.Option(help="Stop at the first bad record")] = False,
+    parallel_tables: Annotated[
+        int, typer.Option(min=1, help="Apply up to N tables of a batch at once")
+    ] = 4,
     include: Annotated[list[str] | None, typer.Option(help="Only tables matching (glob)")] = None,
     exclude: Annotated[list[str] | None, typer.Option(help="Skip tables matching (glob)")] = None,
     map_table: Annotated[
@@ -170,6 +173,7 @@ def apply(
             checkpoint=checkpoint,
             available_now=available_now,
             fail_on_bad_input=fail_on_bad_input,
+            parallel_tables=parallel_tables,
             include=tuple(include or []),
             exclude=tuple(exclude or []),
             table_map=dict(parse_mapping(m) for m in map_table or []),

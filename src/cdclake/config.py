@@ -104,6 +104,7 @@ class ApplyConfig(BaseModel):
     track_history_column_list: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     track_history_except_column_list: dict[str, tuple[str, ...]] = Field(default_factory=dict)
     fail_on_bad_input: bool = False
+    parallel_tables: int = Field(default=4, ge=1)
     stream: bool = False
     checkpoint: str | None = None
     available_now: bool = False

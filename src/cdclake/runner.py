@@ -89,6 +89,7 @@ def apply_raw(
             stored_as_scd_type=config.stored_as_scd_type,
             track_history_column_list=config.track_history_column_list or None,
             track_history_except_column_list=config.track_history_except_column_list or None,
+            parallel_tables=config.parallel_tables,
         )
         result.messages = messages
         return result

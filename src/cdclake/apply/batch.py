@@ -22,6 +22,7 @@ from cdclake import progress as phases
 from cdclake.apply import liveness
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
+from cdclake.apply.parallel import Task, run_all
 from cdclake.apply.scd1 import TableResult, Txn, apply_keyed, apply_truncates
 from cdclake.apply.scd2 import (
     ColumnChoice,
@@ -174,6 +175,7 @@ def apply_changes(
     stored_as_scd_type: int | Mapping[str, int] = 1,
     track_history_column_list: ColumnChoice = None,
     track_history_except_column_list: ColumnChoice = None,
+    parallel_tables: int = 4,
 ) -> BatchResult:
     """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to the tables in ``target``.
 
@@ -185,7 +187,8 @@ def apply_changes(
     ``stored_as_scd_type`` 2 keeps every version of every row (for all tables, or a mapping of
     table identifier or glob to 1 or 2); ``track_history_column_list`` /
     ``track_history_except_column_list`` say which columns open a new version (see
-    :mod:`cdclake.apply.scd2`).
+    :mod:`cdclake.apply.scd2`). Up to ``parallel_tables`` tables are applied at once (see
+    :mod:`cdclake.apply.parallel`).
 
     >>> result = apply_changes(read_changes(spark, ["in.jsonl"]), "/lake")  # doctest: +SKIP
     >>> result.tables["testDB.dbo.customers"].inserted  # doctest: +SKIP
@@ -230,41 +233,14 @@ def apply_changes(
                 tables.setdefault(r["table"], []).append(r)
         result.control = sum(result.control_by_op.values())
         data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
-        for k, name in enumerate(sorted(tables), start=1):
-            parts = tables[name]
-            phases.table(k, len(tables), name, sum(r["n"] for r in parts))
-            # a truncate carries no key: the key comes from the newest row change, or, in a
-            # batch of truncates only, from what the table recorded when it was created
-            changes_only = [r for r in parts if r["op"] != Op.TRUNCATE]
-            latest = max(changes_only or parts, key=lambda r: r["last_seq"])
-            keys = tuple(latest["keys"] or ()) if changes_only else (tgt.keys(spark, name) or ())
-            stats = TableStats(
-                changes=sum(r["n"] for r in parts),
-                truncates=sum(r["n"] for r in parts if r["op"] == Op.TRUNCATE),
-                deletes=sum(
-                    r["n"] if r["op"] == Op.DELETE else r["n_before"]
-                    for r in parts
-                    if r["op"] in (Op.DELETE, Op.UPDATE)
-                ),
-                unavailable=sum(r["n_unavailable"] for r in parts),
+        names = sorted(tables)
+        tasks = [
+            _table_task(
+                tgt, name, k, len(names), tables[name], txn, count_rows, added_defaults, history
             )
-            schemas = sorted({s for r in parts for s in r["schemas"] if s})
-            res = apply_table(
-                spark,
-                tgt,
-                name,
-                data.filter(F.col("table") == name),
-                schemas,
-                keys,
-                txn,
-                stats,
-                (added_defaults or {}).get(name, {}),
-                history,
-            )
-            res.changes = stats.changes
-            res.key_source = latest["key_source"] or ""
-            if count_rows and res.rows_now is None:  # not known from the write itself
-                res.rows_now = spark.read.format("delta").load(tgt.table_path(name)).count()
+            for k, name in enumerate(names, start=1)
+        ]
+        for name, res in zip(names, run_all(spark, data, tasks, parallel_tables), strict=True):
             result.tables[name] = res
         result.changes = sum(t.changes for t in result.tables.values())
         liveness.record(spark, tgt, per_source, per_op, result, txn, batch_id)
@@ -358,6 +334,58 @@ def record_progress(spark: SparkSession, target: T.Target, fresh: list[Row], txn
     )
     with txn("progress"):
         df.write.format("delta").mode("overwrite").save(path)
+
+
+def _table_task(
+    tgt: T.Target,
+    name: str,
+    k: int,
+    n: int,
+    parts: list[Row],
+    txn: Txn,
+    count_rows: bool,
+    added_defaults: dict[str, dict[str, Any]] | None,
+    history: HistoryOptions,
+) -> Task[TableResult]:
+    """Applying table ``k`` of ``n``, from its rows of the batch aggregate (one per op)."""
+    # a truncate carries no key: the key comes from the newest row change, or, in a batch of
+    # truncates only, from what the table recorded when it was created
+    changes_only = [r for r in parts if r["op"] != Op.TRUNCATE]
+    latest = max(changes_only or parts, key=lambda r: r["last_seq"])
+    stats = TableStats(
+        changes=sum(r["n"] for r in parts),
+        truncates=sum(r["n"] for r in parts if r["op"] == Op.TRUNCATE),
+        deletes=sum(
+            r["n"] if r["op"] == Op.DELETE else r["n_before"]
+            for r in parts
+            if r["op"] in (Op.DELETE, Op.UPDATE)
+        ),
+        unavailable=sum(r["n_unavailable"] for r in parts),
+    )
+    schemas = sorted({s for r in parts for s in r["schemas"] if s})
+
+    def run(spark: SparkSession, data: DataFrame) -> TableResult:
+        phases.table(k, n, name, stats.changes)
+        keys = tuple(latest["keys"] or ()) if changes_only else (tgt.keys(spark, name) or ())
+        res = apply_table(
+            spark,
+            tgt,
+            name,
+            data.filter(F.col("table") == name),
+            schemas,
+            keys,
+            Txn(spark, txn.app_id, txn.version),  # the writes' identifiers in this session
+            stats,
+            (added_defaults or {}).get(name, {}),
+            history,
+        )
+        res.changes = stats.changes
+        res.key_source = latest["key_source"] or ""
+        if count_rows and res.rows_now is None:  # not known from the write itself
+            res.rows_now = spark.read.format("delta").load(tgt.table_path(name)).count()
+        return res
+
+    return run
 
 
 def apply_table(
