@@ -21,15 +21,23 @@ DATA = TESTS / "data"
 SERVICES = ("conformance", "e2e")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``) the cases with real services run on one worker.
 
     They start brokers, databases, a cluster and CLI JVMs of their own; one at a time keeps them
-    within the machine while the unit tests share out over the workers.
+    within the machine while the unit tests share out over the workers. This is what xdist does
+    for its ``xdist_group`` mark (a ``@group`` suffix on the node id, read by its scheduler),
+    which has no effect with pytest 9.2: node ids are objects there, so xdist's own rewrite of
+    the string is lost.
     """
+    if not config.getoption("loadgroup", False):  # set in xdist workers with --dist loadgroup
+        return
+    from _pytest.nodeid import coerce_node_id
+
     for item in items:
         if item.path.relative_to(TESTS).parts[0] in SERVICES:
-            item.add_marker(pytest.mark.xdist_group("services"))
+            item._id = coerce_node_id(f"{item.nodeid}@services")
 
 
 @pytest.fixture(scope="session")
