@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from bench import contenders as C
-from bench import data, eventlog, report, tables
+from bench import data, eventlog, many, report, tables
 from bench.autocdc import AutoCdc, first_line, free_port
 from bench.measure import Measurement, repeat
 
@@ -92,6 +92,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="also apply the same input as history tables (SCD type 2): apply-scd2-empty for "
         "every format, apply-scd2-existing (Debezium) into a history of 10x the events",
     )
+    p.add_argument(
+        "--core",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the single-table contenders (floor, decode, apply, recipe, AUTO CDC, MERGE "
+        "scaling); --no-core runs only the cases asked for with --many-tables / --streaming",
+    )
+    p.add_argument(
+        "--many-tables",
+        action="store_true",
+        help="also run apply-many and recipe-many: the largest --events count of Debezium "
+        "spread over --tables tables in one input file",
+    )
+    p.add_argument("--tables", type=int, default=100, help="tables for --many-tables (100)")
+    p.add_argument(
+        "--streaming",
+        action="store_true",
+        help="also run the Kafka cases on a broker started by scripts/kafka.sh: sustained "
+        "throughput (stream-apply, stream-recipe) and latency at half that rate (stream-latency)",
+    )
+    p.add_argument(
+        "--stream-seconds",
+        type=float,
+        default=60.0,
+        help="how long stream-latency produces at its steady rate (default 60)",
+    )
     a = p.parse_args(argv)
     if a.smoke:
         a.events, a.table_sizes, a.merge_batch, a.repeat = [2000], [2000, 10**4], 500, 1
@@ -120,12 +146,13 @@ class Bench:
 
     # ---- inputs ----------------------------------------------------------------------------
 
-    def events_file(self, fmt: str, n: int, keys: int, stride: int) -> Path:
-        folder = self.out / "data" / fmt / f"n{n}-k{keys}-s{stride}-seed{self.args.seed}"
+    def events_file(self, fmt: str, n: int, keys: int, stride: int, n_tables: int = 1) -> Path:
+        spread = f"-t{n_tables}" if n_tables > 1 else ""
+        folder = self.out / "data" / fmt / f"n{n}-k{keys}-s{stride}{spread}-seed{self.args.seed}"
         path = folder / "events.jsonl"
         if not (path.exists() and path.with_suffix(".jsonl.done").exists()):
             t0 = time.perf_counter()
-            data.write_events(path, fmt, n, keys, stride, self.args.seed)
+            data.write_events(path, fmt, n, keys, stride, self.args.seed, n_tables)
             size = path.stat().st_size
             log(f"generated {fmt} n={n:,} ({size / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f}s")
         return path
@@ -353,6 +380,7 @@ class Bench:
         return dst
 
     def run_autocdc(self, n: int, path: Path) -> None:
+        assert self.autocdc is not None
         if self.autocdc.error is not None:
             self.unavailable("autocdc", "debezium", n, self.autocdc.error)
             return
@@ -404,6 +432,37 @@ class Bench:
                 setup=lambda _, rbase=rbase, rt=rt: tables.copy_table(rbase, rt),
             )
 
+    def run_many_tables(self, n: int) -> None:
+        """apply-many and recipe-many over one input spread over ``--tables`` tables, then the
+        check that both lakes hold the same rows (see :mod:`bench.many`)."""
+        sp, t = self.spark, self.args.tables
+        keys = self.keys_for(n)
+        path = self.events_file("debezium", n, keys, 100, t)
+        w = self.work / f"many-{n}"
+        lake, rlake = w / "lake", w / "recipe"
+        applied = self.measure(
+            "apply-many",
+            "debezium",
+            n,
+            lambda: C.apply(sp, path, "debezium", lake),
+            setup=lambda _: tables.remove(lake),
+        )
+        recipe = self.measure(
+            "recipe-many",
+            "debezium",
+            n,
+            lambda: C.recipe_many(sp, path, rlake),
+            setup=lambda _: tables.remove(rlake),
+        )
+        if applied.status != "ok" or recipe.status != "ok":
+            return
+        t0 = time.perf_counter()
+        expected = data.live_rows(n, keys, 100, self.args.seed, t)
+        check = many.compare_lakes(sp, lake, rlake, expected)
+        log(f"many tables: {check['check']} ({time.perf_counter() - t0:.1f}s)")
+        for m in (applied, recipe):
+            m.extra.update({"n_tables": t, **check})
+
     def run(self) -> dict[str, object]:
         a = self.args
         wanted = [f.strip() for f in a.formats.split(",") if f.strip()]
@@ -425,18 +484,24 @@ class Bench:
         )
         shutil.rmtree(self.work, ignore_errors=True)
         files = {
-            (f, n): self.events_file(f, n, self.keys_for(n), 100) for n in a.events for f in fmts
+            (f, n): self.events_file(f, n, self.keys_for(n), 100)
+            for n in (a.events if a.core else [])
+            for f in fmts
         }
         self.start_spark()
-        self.autocdc = AutoCdc(self.spark, self.work / "pipelines")
+        # the Connect service AUTO CDC needs starts only when the core contenders run
+        self.autocdc = AutoCdc(self.spark, self.work / "pipelines") if a.core else None
         try:
-            for n in a.events:
+            for n in a.events if a.core else []:
                 for f in fmts:
                     self.run_format(f, n, files[(f, n)])
             if "debezium" in self.probes:
                 self.run_merge_scaling(*self.probes["debezium"])
+            if a.many_tables:
+                self.run_many_tables(max(a.events))
         finally:
-            self.autocdc.close()
+            if self.autocdc is not None:
+                self.autocdc.close()
             self.spark.stop()
         profile = eventlog.parse(self.events_dir)
         summary = report.build(self.results, profile, a, time.time() - self.started)
