@@ -9,14 +9,21 @@ per live key (about events / 10), so the full comparison is cheap at every size.
 
 from __future__ import annotations
 
+import time
 import urllib.parse
 from functools import reduce
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from bench import contenders as C
+from bench import data, tables
 from bench.data import COLUMNS
+
+if TYPE_CHECKING:
+    from bench.run import Bench
 
 FOLDERS_SKIPPED = ("_", ".")
 
@@ -87,3 +94,37 @@ def compare_lakes(
         note = f"{differ} rows are not the same in both lakes"
         return {**out, "lakes_agree": False, "check": note}
     return {**out, "lakes_agree": True, "check": "same rows in every table"}
+
+
+def run_cases(bench: Bench, n: int) -> None:
+    """apply-many and recipe-many over one input spread over ``--tables`` tables, then the
+    check that both lakes hold the same rows (see the module docstring)."""
+    from bench.run import log
+
+    sp, t = bench.spark, bench.args.tables
+    keys = bench.keys_for(n)
+    path = bench.events_file("debezium", n, keys, 100, t)
+    w = bench.work / f"many-{n}"
+    lake, rlake = w / "lake", w / "recipe"
+    applied = bench.measure(
+        "apply-many",
+        "debezium",
+        n,
+        lambda: C.apply(sp, path, "debezium", lake),
+        setup=lambda _: tables.remove(lake),
+    )
+    recipe = bench.measure(
+        "recipe-many",
+        "debezium",
+        n,
+        lambda: C.recipe_many(sp, path, rlake),
+        setup=lambda _: tables.remove(rlake),
+    )
+    if applied.status != "ok" or recipe.status != "ok":
+        return
+    t0 = time.perf_counter()
+    expected = data.live_rows(n, keys, 100, bench.args.seed, t)
+    check = compare_lakes(sp, lake, rlake, expected)
+    log(f"many tables: {check['check']} ({time.perf_counter() - t0:.1f}s)")
+    for m in (applied, recipe):
+        m.extra.update({"n_tables": t, **check})

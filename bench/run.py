@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from bench import contenders as C
-from bench import data, eventlog, many, report, tables
+from bench import data, eventlog, many, report, stream, tables
 from bench.autocdc import AutoCdc, first_line, free_port
 from bench.measure import Measurement, repeat
 
@@ -432,37 +432,6 @@ class Bench:
                 setup=lambda _, rbase=rbase, rt=rt: tables.copy_table(rbase, rt),
             )
 
-    def run_many_tables(self, n: int) -> None:
-        """apply-many and recipe-many over one input spread over ``--tables`` tables, then the
-        check that both lakes hold the same rows (see :mod:`bench.many`)."""
-        sp, t = self.spark, self.args.tables
-        keys = self.keys_for(n)
-        path = self.events_file("debezium", n, keys, 100, t)
-        w = self.work / f"many-{n}"
-        lake, rlake = w / "lake", w / "recipe"
-        applied = self.measure(
-            "apply-many",
-            "debezium",
-            n,
-            lambda: C.apply(sp, path, "debezium", lake),
-            setup=lambda _: tables.remove(lake),
-        )
-        recipe = self.measure(
-            "recipe-many",
-            "debezium",
-            n,
-            lambda: C.recipe_many(sp, path, rlake),
-            setup=lambda _: tables.remove(rlake),
-        )
-        if applied.status != "ok" or recipe.status != "ok":
-            return
-        t0 = time.perf_counter()
-        expected = data.live_rows(n, keys, 100, self.args.seed, t)
-        check = many.compare_lakes(sp, lake, rlake, expected)
-        log(f"many tables: {check['check']} ({time.perf_counter() - t0:.1f}s)")
-        for m in (applied, recipe):
-            m.extra.update({"n_tables": t, **check})
-
     def run(self) -> dict[str, object]:
         a = self.args
         wanted = [f.strip() for f in a.formats.split(",") if f.strip()]
@@ -498,7 +467,9 @@ class Bench:
             if "debezium" in self.probes:
                 self.run_merge_scaling(*self.probes["debezium"])
             if a.many_tables:
-                self.run_many_tables(max(a.events))
+                many.run_cases(self, max(a.events))
+            if a.streaming:
+                stream.run_cases(self, max(a.events))
         finally:
             if self.autocdc is not None:
                 self.autocdc.close()
