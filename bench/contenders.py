@@ -112,6 +112,11 @@ def _parse_debezium(line: str) -> tuple[object, ...] | None:
     return _fields(json.loads(line)["value"]["payload"])
 
 
+def parse_debezium_value(value: str) -> tuple[object, ...] | None:
+    """The same parse of a Kafka record value (the recipe in ``foreachBatch``)."""
+    return _fields(json.loads(value)["payload"])
+
+
 def _parse_debezium_routed(line: str) -> tuple[object, ...] | None:
     """The same parse, with the source table the event belongs to in front."""
     p = json.loads(line)["value"]["payload"]

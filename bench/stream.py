@@ -1,0 +1,430 @@
+"""The Kafka cases of ``python -m bench.run --streaming`` on a real broker (scripts/kafka.sh).
+
+- **stream-apply**: the run's largest event count of Debezium produced into one topic (two
+  partitions, keyed) first, then cdclake's query (:func:`cdclake.streaming.run_kafka`, trigger
+  available-now, ``max_offsets_per_trigger`` 100,000) over the whole backlog. Events/s = events
+  / wall time from the query's start to its return (the last batch committed).
+- **stream-recipe**: the recipe (:func:`bench.contenders.merge_latest` on the UDF parse) in
+  ``foreachBatch`` over the same topic, same trigger and limit.
+- **stream-latency**: cdclake's query with a processing-time trigger of 1 s on an empty topic;
+  then events are produced at a steady rate (half of stream-apply's events/s, capped at 80 % of
+  what this process produced the backlog at) for ``--stream-seconds``. Each event carries its
+  produce time as the Kafka record timestamp and as Debezium ``source.ts_ms``. Latency = the
+  time the event became visible in Delta minus its produce time, where "visible" is the
+  ``commitInfo`` timestamp of the target table's commit written by the batch that read the
+  event's offset (cdclake tags each write of batch *n* with ``txnAppId`` = its app id and
+  ``txnVersion`` = *n*; the offsets of batch *n* are the ones the query's callback reports).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import threading
+import time
+import uuid
+from bisect import bisect_right
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from bench import contenders as C
+from bench import data, tables
+from bench.autocdc import first_line, free_port
+from bench.measure import Measurement
+
+if TYPE_CHECKING:
+    from bench.run import Bench
+
+REPO = Path(__file__).resolve().parents[1]
+MAX_OFFSETS = 100_000
+PARTITIONS = 2
+LATENCY_TRIGGER = "1 second"
+TABLE = f"{data.DB}.{data.SCHEMA}.{data.TABLE}"
+
+
+@contextmanager
+def broker() -> Iterator[str]:
+    """A fresh single-node broker on a free port with its data in a temp dir, stopped after."""
+    port = str(free_port())
+    with tempfile.TemporaryDirectory(prefix="bench-kafka-") as tmp:
+        env = {**os.environ, "KAFKA_DATA": tmp}
+
+        def kafka(*args: str) -> subprocess.CompletedProcess[str]:
+            cmd = ["bash", str(REPO / "scripts" / "kafka.sh"), *args, "--port", port]
+            return subprocess.run(
+                cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600
+            )
+
+        started = kafka("start", "--fresh")
+        if started.returncode != 0:
+            raise RuntimeError(f"kafka.sh start failed: {(started.stdout + started.stderr)[-500:]}")
+        try:
+            yield f"127.0.0.1:{port}"
+        finally:
+            kafka("stop")
+
+
+def new_topic(bootstrap: str, name: str) -> str:
+    from cdclake.kafka_tools import create_topic
+
+    topic = f"{name}-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic, partitions=PARTITIONS)
+    return topic
+
+
+def _producer(bootstrap: str) -> Any:
+    from confluent_kafka import Producer
+
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "partitioner": "murmur2_random",  # as Kafka Connect places a key
+            "linger.ms": 5,
+        }
+    )
+
+
+def _send(p: Any, topic: str, key: str, value: str, **kw: Any) -> None:
+    while True:
+        try:
+            p.produce(topic, key=key.encode(), value=value.encode(), **kw)
+            return
+        except BufferError:  # local queue full: let deliveries drain
+            p.poll(0.1)
+
+
+def produce_backlog(bootstrap: str, topic: str, n: int, keys: int, seed: int) -> float:
+    """Produce the run's events into ``topic``; returns the events/s this process produced at."""
+    p = _producer(bootstrap)
+    t0 = time.perf_counter()
+    for e in data.events(n, keys, 100, seed):
+        _send(p, topic, *data.debezium_record(e, n))
+        p.poll(0)
+    if p.flush(120) != 0:
+        raise RuntimeError(f"events to {topic} not delivered to {bootstrap} within 120 s")
+    return n / (time.perf_counter() - t0)
+
+
+def _config(bootstrap: str, topic: str, work: Path, **kw: Any) -> Any:
+    from cdclake.config import ApplyConfig
+
+    return ApplyConfig(
+        kafka_bootstrap=bootstrap,
+        topics=(topic,),
+        checkpoint=str(work / "chk"),
+        target=str(work / "lake"),
+        **kw,
+    )
+
+
+def table_rows(spark: SparkSession, lake: Path) -> int:
+    from cdclake.apply.tables import Target
+
+    path = Target(str(lake)).table_path(TABLE)
+    return int(spark.read.format("delta").load(path).count())
+
+
+def stream_apply(
+    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any]
+) -> C.Job:
+    """cdclake over the backlog, available-now; ``info`` gets the batches of the last run."""
+    from cdclake.streaming import run_kafka
+
+    def run() -> None:
+        config = _config(
+            bootstrap, topic, work, available_now=True, max_offsets_per_trigger=MAX_OFFSETS
+        )
+        batches: list[Any] = []
+        total = run_kafka(spark, config, batches.append)
+        info.update(batches=len(batches), messages=total.messages)
+
+    return run
+
+
+def stream_recipe(
+    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any]
+) -> C.Job:
+    """The recipe in ``foreachBatch`` over the same topic, same trigger and limit."""
+    parse = F.udf(C.parse_debezium_value, C.RECIPE_EVENT, useArrow=True)
+    target = work / "recipe"
+
+    def each(batch: Any, batch_id: int) -> None:
+        events = batch.select(parse(F.col("value").cast("string")).alias("e")).select("e.*")
+        C.merge_latest(spark, events, target)
+        info["batches"] = batch_id + 1
+
+    def run() -> None:
+        source = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", str(MAX_OFFSETS))
+            .load()
+        )
+        query = (
+            source.writeStream.foreachBatch(each)
+            .option("checkpointLocation", str(work / "recipe-chk"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+
+    return run
+
+
+# ---- latency --------------------------------------------------------------------------------
+
+
+class Produced:
+    """(partition -> sorted offsets, produce ms) of the events the broker acknowledged."""
+
+    def __init__(self) -> None:
+        self.by_partition: dict[int, list[tuple[int, int]]] = {}
+        self.errors: list[str] = []
+
+    def on_delivery(self, ts_ms: int) -> Callable[[Any, Any], None]:
+        def done(err: Any, msg: Any) -> None:
+            if err is not None:
+                self.errors.append(str(err))
+            else:
+                self.by_partition.setdefault(msg.partition(), []).append((msg.offset(), ts_ms))
+
+        return done
+
+    def ends(self) -> dict[int, int]:
+        """The offset after the last acknowledged event of each partition."""
+        return {p: max(o for o, _ in rows) + 1 for p, rows in self.by_partition.items()}
+
+
+def produce_steady(
+    bootstrap: str, topic: str, rate: float, seconds: float, seed: int, produced: Produced
+) -> int:
+    """``rate`` events/s for ``seconds``; each event's Kafka timestamp and ``source.ts_ms`` are
+    the wall-clock ms it was handed to the client."""
+    n = max(int(rate * seconds), 1)
+    p = _producer(bootstrap)
+    t0 = time.time()
+    for e in data.events(n, max(n // 10, 1), 100, seed):
+        ahead = t0 + e.i / rate - time.time()
+        if ahead > 0:
+            time.sleep(ahead)
+        ts = int(time.time() * 1000)
+        key, value = data.debezium_record(e, n, ts_ms=ts)
+        _send(p, topic, key, value, timestamp=ts, on_delivery=produced.on_delivery(ts))
+        p.poll(0)
+    if p.flush(120) != 0:
+        raise RuntimeError(f"events to {topic} not delivered to {bootstrap} within 120 s")
+    return n
+
+
+def commit_times(table_path: str, app_id: str) -> dict[int, int]:
+    """Batch id -> commit timestamp (ms) of the last commit that batch wrote to the table, from
+    the ``txn`` action (app id, version = batch id) and ``commitInfo`` of each commit file."""
+    out: dict[int, int] = {}
+    for f in sorted(Path(table_path.removeprefix("file:")).joinpath("_delta_log").glob("*.json")):
+        batch, ts = None, None
+        for line in f.read_text().splitlines():
+            action = json.loads(line)
+            txn = action.get("txn")
+            if txn and str(txn.get("appId", "")).startswith(app_id):
+                batch = int(txn["version"])
+            info = action.get("commitInfo")
+            if info:
+                ts = int(info.get("inCommitTimestamp") or info["timestamp"])
+        if batch is not None and ts is not None:
+            out[batch] = max(out.get(batch, 0), ts)
+    return out
+
+
+def latencies(
+    produced: Produced, batches: list[Any], committed: dict[int, int]
+) -> tuple[list[float], str]:
+    """Seconds from produce to visible for every produced event, and where "visible" came from
+    (the table's commit, or the batch's end when a batch left no tagged commit)."""
+    source = "delta commit"
+    ordered = sorted(batches, key=lambda m: m.batch_id)
+    out: list[float] = []
+    for partition, rows in produced.by_partition.items():
+        ends = [max((o for (_, p), o in m.end_offsets.items() if p == partition), default=0)
+                for m in ordered]  # fmt: skip
+        for offset, ts in rows:
+            i = bisect_right(ends, offset)
+            if i == len(ordered):
+                raise RuntimeError(f"partition {partition} offset {offset} read by no batch")
+            m = ordered[i]
+            visible = committed.get(m.batch_id)
+            if visible is None:
+                source = "batch end (no tagged commit for some batches)"
+                visible = int(m.finished_at.timestamp() * 1000)
+            out.append((visible - ts) / 1000)
+    return out, source
+
+
+def quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(int(q * len(s)), len(s) - 1)]
+
+
+def _wait_ready(spark: SparkSession, failure: list[BaseException], timeout_s: float = 180) -> Any:
+    """The running query, once its first trigger has found the (empty) topic."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if failure:
+            raise RuntimeError(f"the latency query failed: {failure[0]}")
+        for q in spark.streams.active:
+            if str(q.status.get("message", "")).startswith("Waiting"):
+                return q
+        time.sleep(0.2)
+    raise RuntimeError(f"the latency query did not start within {timeout_s:.0f} s")
+
+
+def _caught_up(batches: list[Any], ends: dict[int, int]) -> bool:
+    read: dict[int, int] = {}
+    for m in list(batches):
+        for (_, p), o in m.end_offsets.items():
+            read[p] = max(read.get(p, 0), o)
+    return all(read.get(p, 0) >= end for p, end in ends.items())
+
+
+def run_latency(
+    spark: SparkSession, bootstrap: str, work: Path, rate: float, seconds: float, seed: int
+) -> dict[str, Any]:
+    """cdclake's query on an empty topic, ``rate`` events/s for ``seconds``, then the latency
+    of every event (see the module docstring) and the counts that must reconcile."""
+    from cdclake.apply.tables import Target
+    from cdclake.runner import app_id_for
+    from cdclake.streaming import run_kafka
+
+    topic = new_topic(bootstrap, "bench-latency")
+    config = _config(bootstrap, topic, work, trigger_interval=LATENCY_TRIGGER)
+    batches: list[Any] = []
+    failure: list[BaseException] = []
+
+    def query() -> None:
+        try:
+            run_kafka(spark, config, batches.append)
+        except BaseException as e:
+            failure.append(e)
+
+    thread = threading.Thread(target=query, name="bench-latency-query", daemon=True)
+    thread.start()
+    running = _wait_ready(spark, failure)
+    produced = Produced()
+    t0 = time.perf_counter()
+    try:
+        n = produce_steady(bootstrap, topic, rate, seconds, seed, produced)
+        produce_s = time.perf_counter() - t0
+        ends, deadline = produced.ends(), time.time() + max(300.0, 5 * seconds)
+        while not _caught_up(batches, ends):
+            if failure or not thread.is_alive():
+                raise RuntimeError(f"the latency query stopped: {failure[:1]}")
+            if time.time() > deadline:
+                raise RuntimeError("the latency query did not catch up within its deadline")
+            time.sleep(0.1)
+        wall = time.perf_counter() - t0
+    finally:
+        running.stop()
+        thread.join(120)
+    if produced.errors:
+        raise RuntimeError(f"{len(produced.errors)} events not delivered: {produced.errors[0]}")
+    assert config.checkpoint is not None
+    table = Target(config.target).table_path(TABLE)
+    lat, visible = latencies(produced, batches, commit_times(table, app_id_for(config.checkpoint)))
+    rows = table_rows(spark, work / "lake")
+    expected = data.live_rows(n, max(n // 10, 1), 100, seed).get(data.TABLE, 0)
+    messages = sum(m.result.messages or 0 for m in batches)
+    return {
+        "wall_s": wall,
+        "produced": n,
+        "produce_s": round(produce_s, 2),
+        "rate_eps": round(rate, 1),
+        "achieved_rate_eps": round(n / produce_s, 1),
+        "seconds": seconds,
+        "trigger": LATENCY_TRIGGER,
+        "batches": len(batches),
+        "messages": messages,
+        "rows": rows,
+        "expected_rows": expected,
+        "rows_ok": rows == expected and messages == n,
+        "latency_p50_s": round(quantile(lat, 0.5), 3),
+        "latency_p95_s": round(quantile(lat, 0.95), 3),
+        "latency_max_s": round(max(lat), 3),
+        "visible_from": visible,
+    }
+
+
+# ---- the cases in the bench run ------------------------------------------------------------
+
+
+def run_cases(bench: Bench, n: int) -> None:
+    """The Kafka cases (see the module docstring) on a broker of their own."""
+    from bench.run import log
+
+    sp, w, seed = bench.spark, bench.work / f"stream-{n}", bench.args.seed
+    keys = bench.keys_for(n)
+    expected = data.live_rows(n, keys, 100, seed).get(data.TABLE, 0)
+    try:
+        with broker() as bootstrap:
+            topic = new_topic(bootstrap, "bench-backlog")
+            produce_eps = produce_backlog(bootstrap, topic, n, keys, seed)
+            log(f"produced {n:,} events to {topic} at {produce_eps:,.0f} ev/s")
+            info: dict[str, object] = {}
+            m = bench.measure(
+                "stream-apply",
+                "debezium",
+                n,
+                lambda: stream_apply(sp, bootstrap, topic, w, info),
+                setup=lambda _: [tables.remove(w / "lake"), tables.remove(w / "chk")],
+            )
+            rows = table_rows(sp, w / "lake") if m.status == "ok" else None
+            m.extra.update(info, rows=rows, expected_rows=expected, produce_eps=produce_eps)
+            m.extra["max_offsets_per_trigger"] = MAX_OFFSETS
+            rinfo: dict[str, object] = {}
+            r = bench.measure(
+                "stream-recipe",
+                "debezium",
+                n,
+                lambda: stream_recipe(sp, bootstrap, topic, w, rinfo),
+                setup=lambda _: [tables.remove(w / "recipe"), tables.remove(w / "recipe-chk")],
+            )
+            rows = C.rows_of(sp, w / "recipe") if r.status == "ok" else None
+            r.extra.update(rinfo, rows=rows, expected_rows=expected)
+            r.extra["max_offsets_per_trigger"] = MAX_OFFSETS
+            rate = min((m.eps or 2000.0) / 2, 0.8 * produce_eps)
+            _latency_case(bench, bootstrap, w / "latency", rate)
+    except Exception as e:  # no broker: the cases are reported, the rest of the run stands
+        for c in ("stream-apply", "stream-recipe", "stream-latency"):
+            if not any(x.contender == c for x in bench.results):
+                bench.unavailable(c, "debezium", n, first_line(e))
+        log(f"[red]streaming: {first_line(e)[:300]}")
+
+
+def _latency_case(bench: Bench, bootstrap: str, work: Path, rate: float) -> None:
+    from bench.run import log
+
+    secs = bench.args.stream_seconds
+    log(f"stream-latency: {rate:,.0f} ev/s for {secs:.0f}s")
+    try:
+        got = run_latency(bench.spark, bootstrap, work, rate, secs, bench.args.seed)
+    except Exception as e:
+        bench.results.append(
+            Measurement("stream-latency", "debezium", 0, status="failed", reason=first_line(e))
+        )
+        log(f"[red]stream-latency: FAILED: {first_line(e)[:300]}")
+        return
+    m = Measurement("stream-latency", "debezium", got["produced"], times=[got.pop("wall_s")])
+    m.extra.update(got)
+    log(
+        f"stream-latency: p50 {got['latency_p50_s']}s p95 {got['latency_p95_s']}s over "
+        f"{got['batches']} batches; rows {got['rows']} (expected {got['expected_rows']})"
+    )
+    bench.results.append(m)
