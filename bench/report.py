@@ -60,8 +60,18 @@ def _profile_for(m: Measurement, profile: dict[str, GroupStat]) -> dict[str, obj
         return None
     order = sorted(range(len(m.times)), key=lambda i: m.times[i])
     i = order[len(order) // 2]
-    g = profile.get(f"{m.fmt}/{m.events}/{m.table_rows}/{m.contender}/r{i}")
-    return g.as_dict() if g else None
+    run_ids = m.extra.get("run_ids")  # a streaming query: its jobs are grouped by its run id
+    if isinstance(run_ids, list) and len(run_ids) == len(m.times):
+        g = profile.get(run_ids[i])
+    else:
+        g = profile.get(f"{m.fmt}/{m.events}/{m.table_rows}/{m.contender}/r{i}")
+    if g is None:
+        return None
+    out = g.as_dict()
+    batches = m.extra.get("batches")
+    if isinstance(batches, int) and batches:
+        out["jobs_per_batch"] = round(len(g.jobs) / batches, 1)
+    return out
 
 
 def _find(
@@ -401,8 +411,8 @@ def plot(s: dict[str, Any], path: Path) -> bool:
     rows = [r for r in s["results"] if r["status"] == "ok" and r["eps"]]
     series: dict[str, list[tuple[int, float]]] = {}
     for r in rows:
-        if r["contender"].startswith("merge-scaling"):
-            continue
+        if r["contender"].startswith("merge-scaling") or r["contender"] == "stream-latency":
+            continue  # a time per table size; a produce rate, not a throughput
         if r["format"] != HEAVY and r["contender"] not in ("decode", "apply-empty"):
             continue
         series.setdefault(f"{r['format']} {r['contender']}", []).append((r["events"], r["eps"]))

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQueryListener
 
 from bench import contenders as C
 from bench import data, tables
@@ -113,6 +114,44 @@ def produce_backlog(bootstrap: str, topic: str, n: int, keys: int, seed: int) ->
     return n / (time.perf_counter() - t0)
 
 
+class RunIds(StreamingQueryListener):
+    """Run ids of the queries started in this session: Spark groups a query's jobs under its
+    run id, so the event-log profile of a streaming contender is that group."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+
+    def onQueryStarted(self, event: Any) -> None:
+        self.ids.append(str(event.runId))
+
+    def onQueryProgress(self, event: Any) -> None:
+        pass
+
+    def onQueryIdle(self, event: Any) -> None:
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:
+        pass
+
+    def newest_since(self, count: int, timeout_s: float = 5.0) -> str | None:
+        """The run id of the query started after ``count`` ids were known (events arrive late)."""
+        deadline = time.time() + timeout_s
+        while len(self.ids) <= count and time.time() < deadline:
+            time.sleep(0.05)
+        return self.ids[-1] if len(self.ids) > count else None
+
+
+def _recorded(run: Callable[[], None], runs: RunIds, info: dict[str, Any]) -> C.Job:
+    """``run``, keeping the run id of the query it started in ``info["run_ids"]``."""
+
+    def job() -> None:
+        known = len(runs.ids)
+        run()
+        info.setdefault("run_ids", []).append(runs.newest_since(known))
+
+    return job
+
+
 def _config(bootstrap: str, topic: str, work: Path, **kw: Any) -> Any:
     from cdclake.config import ApplyConfig
 
@@ -133,7 +172,7 @@ def table_rows(spark: SparkSession, lake: Path) -> int:
 
 
 def stream_apply(
-    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any]
+    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any], runs: RunIds
 ) -> C.Job:
     """cdclake over the backlog, available-now; ``info`` gets the batches of the last run."""
     from cdclake.streaming import run_kafka
@@ -146,11 +185,11 @@ def stream_apply(
         total = run_kafka(spark, config, batches.append)
         info.update(batches=len(batches), messages=total.messages)
 
-    return run
+    return _recorded(run, runs, info)
 
 
 def stream_recipe(
-    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any]
+    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any], runs: RunIds
 ) -> C.Job:
     """The recipe in ``foreachBatch`` over the same topic, same trigger and limit."""
     parse = F.udf(C.parse_debezium_value, C.RECIPE_EVENT, useArrow=True)
@@ -178,7 +217,7 @@ def stream_recipe(
         )
         query.awaitTermination()
 
-    return run
+    return _recorded(run, runs, info)
 
 
 # ---- latency --------------------------------------------------------------------------------
@@ -343,7 +382,7 @@ def run_latency(
     expected = data.live_rows(n, max(n // 10, 1), 100, seed).get(data.TABLE, 0)
     messages = sum(m.result.messages or 0 for m in batches)
     return {
-        "wall_s": wall,
+        "wall_s": round(wall, 2),
         "produced": n,
         "produce_s": round(produce_s, 2),
         "rate_eps": round(rate, 1),
@@ -372,6 +411,8 @@ def run_cases(bench: Bench, n: int) -> None:
     sp, w, seed = bench.spark, bench.work / f"stream-{n}", bench.args.seed
     keys = bench.keys_for(n)
     expected = data.live_rows(n, keys, 100, seed).get(data.TABLE, 0)
+    runs = RunIds()
+    sp.streams.addListener(runs)
     try:
         with broker() as bootstrap:
             topic = new_topic(bootstrap, "bench-backlog")
@@ -382,7 +423,7 @@ def run_cases(bench: Bench, n: int) -> None:
                 "stream-apply",
                 "debezium",
                 n,
-                lambda: stream_apply(sp, bootstrap, topic, w, info),
+                lambda: stream_apply(sp, bootstrap, topic, w, info, runs),
                 setup=lambda _: [tables.remove(w / "lake"), tables.remove(w / "chk")],
             )
             rows = table_rows(sp, w / "lake") if m.status == "ok" else None
@@ -393,35 +434,40 @@ def run_cases(bench: Bench, n: int) -> None:
                 "stream-recipe",
                 "debezium",
                 n,
-                lambda: stream_recipe(sp, bootstrap, topic, w, rinfo),
+                lambda: stream_recipe(sp, bootstrap, topic, w, rinfo, runs),
                 setup=lambda _: [tables.remove(w / "recipe"), tables.remove(w / "recipe-chk")],
             )
             rows = C.rows_of(sp, w / "recipe") if r.status == "ok" else None
             r.extra.update(rinfo, rows=rows, expected_rows=expected)
             r.extra["max_offsets_per_trigger"] = MAX_OFFSETS
             rate = min((m.eps or 2000.0) / 2, 0.8 * produce_eps)
-            _latency_case(bench, bootstrap, w / "latency", rate)
+            _latency_case(bench, bootstrap, w / "latency", rate, runs)
     except Exception as e:  # no broker: the cases are reported, the rest of the run stands
         for c in ("stream-apply", "stream-recipe", "stream-latency"):
             if not any(x.contender == c for x in bench.results):
                 bench.unavailable(c, "debezium", n, first_line(e))
         log(f"[red]streaming: {first_line(e)[:300]}")
+    finally:
+        sp.streams.removeListener(runs)
 
 
-def _latency_case(bench: Bench, bootstrap: str, work: Path, rate: float) -> None:
+def _latency_case(bench: Bench, bootstrap: str, work: Path, rate: float, runs: RunIds) -> None:
     from bench.run import log
 
     secs = bench.args.stream_seconds
     log(f"stream-latency: {rate:,.0f} ev/s for {secs:.0f}s")
     try:
+        known = len(runs.ids)
         got = run_latency(bench.spark, bootstrap, work, rate, secs, bench.args.seed)
+        got["run_ids"] = [runs.newest_since(known)]
     except Exception as e:
         bench.results.append(
             Measurement("stream-latency", "debezium", 0, status="failed", reason=first_line(e))
         )
         log(f"[red]stream-latency: FAILED: {first_line(e)[:300]}")
         return
-    m = Measurement("stream-latency", "debezium", got["produced"], times=[got.pop("wall_s")])
+    # its events/s is the rate achieved while producing; wall_s runs to the last commit
+    m = Measurement("stream-latency", "debezium", got["produced"], times=[got["produce_s"]])
     m.extra.update(got)
     log(
         f"stream-latency: p50 {got['latency_p50_s']}s p95 {got['latency_p95_s']}s over "

@@ -86,3 +86,34 @@ def test_bench_many_tables_compares_both_lakes(tmp_path: Path) -> None:
     assert many["apply-many"]["profile"]["jobs"] > 0 and many["recipe-many"]["profile"]["jobs"] > 0
     assert "recipe-many" in (out / "report.md").read_text()
 
+
+@pytest.mark.e2e
+@pytest.mark.timeout(600)
+def test_bench_streaming_reports_throughput_and_latency(tmp_path: Path) -> None:
+    """2,000 events through a broker of the bench's own, then 10 s at a steady rate: the Kafka
+    keys are there, every produced event reached the table, and p50 <= p95."""
+    out = tmp_path / "bench-out"
+    proc = run_bench(
+        out,
+        *("--no-core", "--streaming", "--events", "2000", "--stream-seconds", "10"),
+        *("--repeat", "1", "--no-publish"),
+        timeout=540,
+    )
+    last = proc.stdout.strip().splitlines()[-1]
+    headline = json.loads(last)
+    assert headline["stream_eps"] > 0 and headline["stream_recipe_eps"] > 0, last
+    assert headline["stream_ratio"] == pytest.approx(
+        headline["stream_eps"] / headline["stream_recipe_eps"], rel=0.01
+    )
+    p50, p95 = headline["stream_latency_p50_s"], headline["stream_latency_p95_s"]
+    assert 0 < p50 <= p95 <= headline["stream_latency_max_s"], last
+    assert headline["stream_latency_batches"] >= 1 and headline["stream_latency_rows_ok"], last
+    report = json.loads((out / "report.json").read_text())
+    rows = {r["contender"]: r for r in report["results"] if r["contender"].startswith("stream-")}
+    assert set(rows) == {"stream-apply", "stream-recipe", "stream-latency"}, sorted(rows)
+    apply, recipe, latency = rows["stream-apply"], rows["stream-recipe"], rows["stream-latency"]
+    assert apply["messages"] == 2000 and apply["batches"] >= 1, apply
+    assert apply["rows"] == apply["expected_rows"] == recipe["rows"] > 0, (apply, recipe)
+    assert latency["messages"] == latency["produced"] == headline["stream_latency_events"]
+    assert latency["rows"] == latency["expected_rows"] > 0, latency
+    assert latency["visible_from"] == "delta commit", latency
