@@ -94,6 +94,9 @@ def _parse_file(path: Path, groups: dict[str, GroupStat]) -> None:
                     parts = g.split("/")
                     if not name or (len(parts) > 3 and name == parts[3]):
                         name = last.get("Stage Name", "")
+                    elif "\nrunId = " in name:  # a streaming batch's description: id, run id
+                        head = name.split("\nid = ")[0].strip()
+                        name = f"{head} {last.get('Stage Name', '')}".strip()
                 job_start[jid] = (ev.get("Submission Time", 0), name)
             elif kind == "SparkListenerTaskEnd":
                 sid = ev.get("Stage ID")

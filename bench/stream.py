@@ -8,7 +8,8 @@
   ``foreachBatch`` over the same topic, same trigger and limit.
 - **stream-latency**: cdclake's query with a processing-time trigger of 1 s on an empty topic;
   then events are produced at a steady rate (half of stream-apply's events/s, capped at 80 % of
-  what this process produced the backlog at) for ``--stream-seconds``. Each event carries its
+  what this process produced the backlog at) for ``--stream-seconds``, by a child process (so
+  the producer does not hold the GIL the query's ``foreachBatch`` needs). Each event carries its
   produce time as the Kafka record timestamp and as Debezium ``source.ts_ms``. Latency = the
   time the event became visible in Delta minus its produce time, where "visible" is the
   ``commitInfo`` timestamp of the target table's commit written by the batch that read the
@@ -19,6 +20,7 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
 import subprocess
 import tempfile
@@ -265,6 +267,43 @@ def produce_steady(
     return n
 
 
+def _produce_to_file(args: tuple[str, str, float, float, int, str]) -> tuple[int, float]:
+    """:func:`produce_steady` in a process of its own; (partition, offset, ms) lines to a file.
+    Returns the events and the seconds producing them took."""
+    bootstrap, topic, rate, seconds, seed, out = args
+    produced = Produced()
+    t0 = time.perf_counter()
+    n = produce_steady(bootstrap, topic, rate, seconds, seed, produced)
+    took = time.perf_counter() - t0
+    with open(out, "w", encoding="utf-8") as f:
+        for partition, rows in produced.by_partition.items():
+            f.writelines(f"{partition} {o} {ts}\n" for o, ts in rows)
+        f.writelines(f"error {e}\n" for e in produced.errors)
+    return n, took
+
+
+def produce_apart(
+    bootstrap: str, topic: str, rate: float, seconds: float, seed: int, work: Path
+) -> tuple[int, float, Produced]:
+    """:func:`produce_steady` in a child process, so that the producer's Python does not share
+    the GIL with the query's ``foreachBatch`` driver code in this process."""
+    out = work / "produced.txt"
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        n, took = pool.apply(_produce_to_file, ((bootstrap, topic, rate, seconds, seed, str(out)),))
+    produced = Produced()
+    for line in out.read_text(encoding="utf-8").splitlines():
+        a, b, c = line.split(" ", 2)
+        if a == "error":
+            produced.errors.append(f"{b} {c}")
+        else:
+            produced.by_partition.setdefault(int(a), []).append((int(b), int(c)))
+    for rows in produced.by_partition.values():
+        rows.sort()
+    return n, took, produced
+
+
 def commit_times(table_path: str, app_id: str) -> dict[int, int]:
     """Batch id -> commit timestamp (ms) of the last commit that batch wrote to the table, from
     the ``txn`` action (app id, version = batch id) and ``commitInfo`` of each commit file."""
@@ -357,11 +396,9 @@ def run_latency(
     thread = threading.Thread(target=query, name="bench-latency-query", daemon=True)
     thread.start()
     running = _wait_ready(spark, failure)
-    produced = Produced()
     t0 = time.perf_counter()
     try:
-        n = produce_steady(bootstrap, topic, rate, seconds, seed, produced)
-        produce_s = time.perf_counter() - t0
+        n, produce_s, produced = produce_apart(bootstrap, topic, rate, seconds, seed, work)
         ends, deadline = produced.ends(), time.time() + max(300.0, 5 * seconds)
         while not _caught_up(batches, ends):
             if failure or not thread.is_alive():
