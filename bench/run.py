@@ -86,13 +86,6 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "is off, see CDCLAKE_DELETION_VECTORS)",
     )
     p.add_argument(
-        "--scd2",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also apply the same input as history tables (SCD type 2): apply-scd2-empty for "
-        "every format, apply-scd2-existing (Debezium) into a history of 10x the events",
-    )
-    p.add_argument(
         "--core",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -117,6 +110,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=float,
         default=60.0,
         help="how long stream-latency produces at its steady rate (default 60)",
+    )
+    p.add_argument(
+        "--scd2",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also apply the same input as history tables (SCD type 2): apply-scd2-empty for "
+        "every format, apply-scd2-existing (Debezium) into a history of 10x the events",
     )
     a = p.parse_args(argv)
     if a.smoke:
