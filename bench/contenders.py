@@ -9,6 +9,8 @@
 - recipe: what a PySpark user writes from the usual snippets (Debezium only), done well:
   ``json.loads`` in a Python UDF returning a struct, latest change per key with a window,
   one ``DeltaTable.merge`` per batch with an LSN guard.
+- many tables (one input carrying 100 tables): ``apply-many`` is cdclake's apply over it;
+  ``recipe-many`` parses once, persists, and loops filter + window + MERGE per table.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from delta.tables import DeltaTable
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
@@ -88,8 +92,8 @@ RECIPE_EVENT = (
 )
 
 
-def _parse_debezium(line: str) -> tuple[object, ...] | None:
-    p = json.loads(line)["value"]["payload"]
+def _fields(p: dict[str, Any]) -> tuple[object, ...]:
+    """The recipe's columns from a Debezium payload."""
     row = p["after"] if p["after"] is not None else p["before"]
     src = p["source"]
     return (
@@ -104,30 +108,73 @@ def _parse_debezium(line: str) -> tuple[object, ...] | None:
     )
 
 
-def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True) -> Job:
-    """The hand-written pipeline. SQL Server LSNs are fixed-width hex, so comparing them as
-    strings orders them correctly here (it would not for MySQL binlog positions)."""
-    parse = F.udf(_parse_debezium, RECIPE_EVENT, useArrow=use_arrow)
+def _parse_debezium(line: str) -> tuple[object, ...] | None:
+    return _fields(json.loads(line)["value"]["payload"])
+
+
+def parse_debezium_value(value: str) -> tuple[object, ...] | None:
+    """The same parse of a Kafka record value (the recipe in ``foreachBatch``)."""
+    return _fields(json.loads(value)["payload"])
+
+
+def _parse_debezium_routed(line: str) -> tuple[object, ...] | None:
+    """The same parse, with the source table the event belongs to in front."""
+    p = json.loads(line)["value"]["payload"]
+    return (p["source"]["table"], *_fields(p))
+
+
+def merge_latest(spark: SparkSession, events: DataFrame, target: Path) -> None:
+    """The recipe's apply: the latest change per key (window), one guarded MERGE into
+    ``target`` (created when missing). SQL Server LSNs are fixed-width hex, so comparing them
+    as strings orders them correctly here (it would not for MySQL binlog positions)."""
     cols = ["id", "first_name", "last_name", "email", "_commit_lsn", "_change_lsn", "_serial"]
     newer = "(s._commit_lsn, s._change_lsn, s._serial) > (t._commit_lsn, t._change_lsn, t._serial)"
+    w = Window.partitionBy("id").orderBy(
+        F.col("_commit_lsn").desc(), F.col("_change_lsn").desc(), F.col("_serial").desc()
+    )
+    latest = events.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+    table = tables.create_recipe_table(spark, target)
+    (
+        table.alias("t")
+        .merge(latest.alias("s"), "t.id = s.id")
+        .whenMatchedDelete(condition=f"s.op = 'd' AND {newer}")
+        .whenMatchedUpdate(condition=f"s.op != 'd' AND {newer}", set={c: f"s.{c}" for c in cols})
+        .whenNotMatchedInsert(condition="s.op != 'd'", values={c: f"s.{c}" for c in cols})
+        .execute()
+    )
+
+
+def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True) -> Job:
+    """The hand-written pipeline: parse in a Python UDF, :func:`merge_latest`."""
+    parse = F.udf(_parse_debezium, RECIPE_EVENT, useArrow=use_arrow)
 
     def run() -> None:
         events = spark.read.text(str(path)).select(parse("value").alias("e")).select("e.*")
-        w = Window.partitionBy("id").orderBy(
-            F.col("_commit_lsn").desc(), F.col("_change_lsn").desc(), F.col("_serial").desc()
+        merge_latest(spark, events, target)
+
+    return run
+
+
+def recipe_many(spark: SparkSession, path: Path, lake: Path, use_arrow: bool = True) -> Job:
+    """The recipe for one input carrying many tables, as users write it: parse once (the same
+    UDF, plus the source table), persist the parsed rows, then loop over the distinct tables:
+    filter, :func:`merge_latest` into ``lake/<table>``; unpersist at the end."""
+    parse = F.udf(_parse_debezium_routed, "_table STRING, " + RECIPE_EVENT, useArrow=use_arrow)
+
+    def run() -> None:
+        events = (
+            spark.read.text(str(path))
+            .select(parse("value").alias("e"))
+            .select("e.*")
+            .persist(StorageLevel.MEMORY_AND_DISK)
         )
-        latest = events.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
-        table = tables.create_recipe_table(spark, target)
-        (
-            table.alias("t")
-            .merge(latest.alias("s"), "t.id = s.id")
-            .whenMatchedDelete(condition=f"s.op = 'd' AND {newer}")
-            .whenMatchedUpdate(
-                condition=f"s.op != 'd' AND {newer}", set={c: f"s.{c}" for c in cols}
-            )
-            .whenNotMatchedInsert(condition="s.op != 'd'", values={c: f"s.{c}" for c in cols})
-            .execute()
-        )
+        try:
+            names = sorted(r[0] for r in events.select("_table").distinct().collect())
+            for name in names:
+                mine = events.filter(F.col("_table") == name).drop("_table")
+                merge_latest(spark, mine, lake / name)
+        finally:
+            events.unpersist()
 
     return run
 

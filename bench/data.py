@@ -6,6 +6,10 @@ message, shaped like the ``server1.dbo.customers`` example of the Debezium docum
 
 Key ids are ``k * stride`` for ``k`` in ``[0, K)`` so that a batch's keys spread over a
 pre-filled table with ids ``[0, K * stride)`` (see :mod:`bench.tables`).
+
+With ``tables`` > 1 the same stream is spread over that many tables of one database
+(``customers_000`` ...), as one topic carrying a whole database: key ``k`` belongs to table
+``k % tables``, so every key's changes stay in one table.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import json
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 DB, SCHEMA, TABLE = "bench", "dbo", "customers"
@@ -31,15 +36,23 @@ class Event:
     op: str
     before: dict[str, object] | None
     after: dict[str, object] | None
+    table: str = TABLE
 
 
-def events(n: int, keys: int, stride: int, seed: int = 42) -> Iterator[Event]:
+def table_name(index: int, tables: int) -> str:
+    """The table of key index ``index`` when the stream spreads over ``tables`` tables."""
+    return TABLE if tables <= 1 else f"{TABLE}_{index % tables:03d}"
+
+
+def events(n: int, keys: int, stride: int, seed: int = 42, tables: int = 1) -> Iterator[Event]:
     """A deterministic insert/update/delete stream: a key's first event inserts it; after that
-    85 % updates, 15 % deletes; an event on a deleted key re-inserts it."""
+    85 % updates, 15 % deletes; an event on a deleted key re-inserts it. ``tables`` > 1 spreads
+    the keys over that many tables (the random draws, so the ops and rows, stay the same)."""
     rnd = random.Random(seed)
     live: dict[int, dict[str, object]] = {}
     for i in range(n):
-        k = rnd.randrange(keys) * stride
+        index = rnd.randrange(keys)
+        k, table = index * stride, table_name(index, tables)
         old = live.get(k)
         row = {
             "id": k,
@@ -49,13 +62,26 @@ def events(n: int, keys: int, stride: int, seed: int = 42) -> Iterator[Event]:
         }
         if old is None:
             live[k] = row
-            yield Event(i, "c", None, row)
+            yield Event(i, "c", None, row, table)
         elif rnd.random() < 0.85:
             live[k] = row
-            yield Event(i, "u", old, row)
+            yield Event(i, "u", old, row, table)
         else:
             del live[k]
-            yield Event(i, "d", old, None)
+            yield Event(i, "d", old, None, table)
+
+
+def live_rows(n: int, keys: int, stride: int, seed: int = 42, tables: int = 1) -> dict[str, int]:
+    """Rows each table holds after the stream (the count a correct apply must leave)."""
+    live: dict[tuple[str, object], bool] = {}
+    for e in events(n, keys, stride, seed, tables):
+        row = e.after if e.after is not None else e.before
+        assert row is not None
+        live[(e.table, row["id"])] = e.op != "d"
+    out: dict[str, int] = {}
+    for (table, _), alive in live.items():
+        out[table] = out.get(table, 0) + int(alive)
+    return out
 
 
 def _lsn(i: int) -> str:
@@ -85,59 +111,71 @@ _SOURCE_FIELDS = [
     _field("string", "commit_lsn", True),
     _field("int64", "event_serial_no", True),
 ]
-DEBEZIUM_SCHEMA = json.dumps(
-    {
-        "type": "struct",
-        "fields": [
-            {
-                "type": "struct",
-                "fields": _ROW_FIELDS,
-                "optional": True,
-                "name": "server1.dbo.customers.Value",
-                "field": "before",
-            },
-            {
-                "type": "struct",
-                "fields": _ROW_FIELDS,
-                "optional": True,
-                "name": "server1.dbo.customers.Value",
-                "field": "after",
-            },
-            {
-                "type": "struct",
-                "fields": _SOURCE_FIELDS,
-                "optional": False,
-                "name": "io.debezium.connector.sqlserver.Source",
-                "field": "source",
-            },
-            _field("string", "op"),
-            _field("int64", "ts_ms", True),
-        ],
-        "optional": False,
-        "name": "server1.dbo.customers.Envelope",
-    },
-    separators=(",", ":"),
-)
 
 
-DEBEZIUM_KEY_SCHEMA = json.dumps(
-    {
-        "type": "struct",
-        "fields": [_field("int32", "id")],
-        "optional": False,
-        "name": "server1.dbo.customers.Key",
-    },
-    separators=(",", ":"),
-)
+@lru_cache(maxsize=4096)
+def debezium_schema(table: str = TABLE) -> str:
+    """The value schema section of ``table``'s messages (record names carry the table)."""
+    value = f"server1.{SCHEMA}.{table}.Value"
+    return json.dumps(
+        {
+            "type": "struct",
+            "fields": [
+                {
+                    "type": "struct",
+                    "fields": _ROW_FIELDS,
+                    "optional": True,
+                    "name": value,
+                    "field": "before",
+                },
+                {
+                    "type": "struct",
+                    "fields": _ROW_FIELDS,
+                    "optional": True,
+                    "name": value,
+                    "field": "after",
+                },
+                {
+                    "type": "struct",
+                    "fields": _SOURCE_FIELDS,
+                    "optional": False,
+                    "name": "io.debezium.connector.sqlserver.Source",
+                    "field": "source",
+                },
+                _field("string", "op"),
+                _field("int64", "ts_ms", True),
+            ],
+            "optional": False,
+            "name": f"server1.{SCHEMA}.{table}.Envelope",
+        },
+        separators=(",", ":"),
+    )
 
 
-def debezium_line(e: Event, n: int) -> str:
-    """SQL Server connector, JsonConverter with schemas.enable=true, as a captured Kafka record
-    (``{"key": ..., "value": ...}``, the shape cdclake's Kafka dump writes): the record key
-    names the primary key."""
+@lru_cache(maxsize=4096)
+def debezium_key_schema(table: str = TABLE) -> str:
+    return json.dumps(
+        {
+            "type": "struct",
+            "fields": [_field("int32", "id")],
+            "optional": False,
+            "name": f"server1.{SCHEMA}.{table}.Key",
+        },
+        separators=(",", ":"),
+    )
+
+
+DEBEZIUM_SCHEMA = debezium_schema()
+DEBEZIUM_KEY_SCHEMA = debezium_key_schema()
+
+
+def debezium_record(e: Event, n: int, ts_ms: int | None = None) -> tuple[str, str]:
+    """The Kafka record key and value of ``e`` (SQL Server connector, JsonConverter with
+    schemas.enable=true); ``ts_ms`` (default: a fixed clock) is the source time in ms."""
     row = e.after if e.after is not None else e.before
     assert row is not None
     txn_end = min(e.i // 5 * 5 + 4, n - 1)  # five changes per transaction
+    ts = TS0 + e.i if ts_ms is None else ts_ms
     payload = {
         "before": e.before,
         "after": e.after,
@@ -145,26 +183,33 @@ def debezium_line(e: Event, n: int) -> str:
             "version": "2.7.3.Final",
             "connector": "sqlserver",
             "name": "server1",
-            "ts_ms": TS0 + e.i,
+            "ts_ms": ts,
             "snapshot": False,
             "db": DB,
             "schema": SCHEMA,
-            "table": TABLE,
+            "table": e.table,
             "change_lsn": _lsn(e.i),
             "commit_lsn": _lsn(txn_end),
             "event_serial_no": 2 if e.op == "u" else 1,
         },
         "op": e.op,
-        "ts_ms": TS0 + e.i + 3000,
+        "ts_ms": ts + 3000,
     }
-    key = '{"schema":' + DEBEZIUM_KEY_SCHEMA + ',"payload":{"id":' + str(row["id"]) + "}}"
+    key = '{"schema":' + debezium_key_schema(e.table) + ',"payload":{"id":' + str(row["id"]) + "}}"
     value = (
         '{"schema":'
-        + DEBEZIUM_SCHEMA
+        + debezium_schema(e.table)
         + ',"payload":'
         + json.dumps(payload, separators=(",", ":"))
         + "}"
     )
+    return key, value
+
+
+def debezium_line(e: Event, n: int) -> str:
+    """:func:`debezium_record` as a captured Kafka record (``{"key": ..., "value": ...}``, the
+    shape cdclake's Kafka dump writes): the record key names the primary key."""
+    key, value = debezium_record(e, n)
     return '{"key":' + key + ',"value":' + value + "}"
 
 
@@ -199,7 +244,7 @@ def canal_line(e: Event, n: int) -> str:
         "pkNames": ["id"],
         "sql": "",
         "sqlType": _SQL_TYPES,
-        "table": TABLE,
+        "table": e.table,
         "ts": TS0 + e.i + 3000,
         "type": _CANAL_TYPE[e.op],
     }
@@ -220,7 +265,7 @@ def ckafka_line(e: Event, n: int) -> str:
         "GROUP_ID": None,
         "NEW_VALUES": _strings(e.after),
         "OLD_VALUES": _strings(e.before),
-        "TABLE": TABLE,
+        "TABLE": e.table,
         "TIME": "20240611015029",
         "TYPE": _CKAFKA_TYPE[e.op],
     }
@@ -242,7 +287,12 @@ def dataworks_line(e: Event, n: int) -> str:
         "schema": {
             "dataColumn": _DW_COLUMNS,
             "primaryKey": ["id"],
-            "source": {"dbType": "mysql", "dbVersion": "8.0.28", "dbName": DB, "tableName": TABLE},
+            "source": {
+                "dbType": "mysql",
+                "dbVersion": "8.0.28",
+                "dbName": DB,
+                "tableName": e.table,
+            },
         },
         "payload": {
             "before": None if e.before is None else {"dataColumn": e.before},
@@ -340,7 +390,9 @@ def primary_keys(fmt: str) -> dict[str, tuple[str, ...]] | None:
     return PRIMARY_KEYS.get(fmt)
 
 
-def write_events(path: Path, fmt: str, n: int, keys: int, stride: int, seed: int = 42) -> Path:
+def write_events(
+    path: Path, fmt: str, n: int, keys: int, stride: int, seed: int = 42, tables: int = 1
+) -> Path:
     """Write the stream as JSON lines (once: an existing complete file is reused)."""
     done = path.with_suffix(path.suffix + ".done")
     if path.exists() and done.exists():
@@ -350,7 +402,7 @@ def write_events(path: Path, fmt: str, n: int, keys: int, stride: int, seed: int
     tmp = path.with_suffix(".tmp")
     with tmp.open("w", encoding="utf-8") as f:
         buf: list[str] = []
-        for e in events(n, keys, stride, seed):
+        for e in events(n, keys, stride, seed, tables):
             buf.append(line(e, n))
             if len(buf) >= 10000:
                 f.write("\n".join(buf) + "\n")

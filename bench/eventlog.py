@@ -1,6 +1,7 @@
 """Profile evidence from Spark's event log (the UI and its REST API are off).
 
-Per job group (one measurement repeat, see :func:`bench.measure.repeat`): the Spark jobs it ran,
+Per job group (one measurement repeat, see :func:`bench.measure.repeat`, or one run of a
+streaming query, whose jobs Spark groups under its run id): the Spark jobs it ran,
 their wall time and call site, task time, and the bytes of task results sent to the driver
 (``Result Size`` of result-stage tasks: a ``collect``/``first`` brings these home; a write sends
 only commit messages).
@@ -89,8 +90,13 @@ def _parse_file(path: Path, groups: dict[str, GroupStat]) -> None:
                     last = max(stages, key=lambda s: s["Stage ID"])
                     result_stage[jid] = last["Stage ID"]
                     # Delta names its jobs in the description; PySpark actions in the stage name
-                    if not name or name == g.split("/")[3]:
+                    # (a streaming query's jobs carry its run id as their group instead)
+                    parts = g.split("/")
+                    if not name or (len(parts) > 3 and name == parts[3]):
                         name = last.get("Stage Name", "")
+                    elif "\nrunId = " in name:  # a streaming batch's description: id, run id
+                        head = name.split("\nid = ")[0].strip()
+                        name = f"{head} {last.get('Stage Name', '')}".strip()
                 job_start[jid] = (ev.get("Submission Time", 0), name)
             elif kind == "SparkListenerTaskEnd":
                 sid = ev.get("Stage ID")

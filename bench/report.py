@@ -60,8 +60,18 @@ def _profile_for(m: Measurement, profile: dict[str, GroupStat]) -> dict[str, obj
         return None
     order = sorted(range(len(m.times)), key=lambda i: m.times[i])
     i = order[len(order) // 2]
-    g = profile.get(f"{m.fmt}/{m.events}/{m.table_rows}/{m.contender}/r{i}")
-    return g.as_dict() if g else None
+    run_ids = m.extra.get("run_ids")  # a streaming query: its jobs are grouped by its run id
+    if isinstance(run_ids, list) and len(run_ids) == len(m.times):
+        g = profile.get(run_ids[i])
+    else:
+        g = profile.get(f"{m.fmt}/{m.events}/{m.table_rows}/{m.contender}/r{i}")
+    if g is None:
+        return None
+    out = g.as_dict()
+    batches = m.extra.get("batches")
+    if isinstance(batches, int) and batches:
+        out["jobs_per_batch"] = round(len(g.jobs) / batches, 1)
+    return out
 
 
 def _find(
@@ -129,6 +139,16 @@ def targets(
         None if r is None else r >= 1,
         "" if auto else f"AUTO CDC did not run: {reason}",
     )
+    if getattr(args, "many_tables", False):
+        r = _ratio(_find(rows, "apply-many", HEAVY, n), _find(rows, "recipe-many", HEAVY, n))
+        add(
+            f"many tables ({args.tables}): apply / looping recipe",
+            HEAVY,
+            r,
+            ">= 2",
+            None if r is None else r >= 2,
+            _many_note(rows, n),
+        )
     sizes = sorted(args.table_sizes)
     lo = _find(rows, "merge-scaling", HEAVY, table_rows=sizes[0])
     hi = _find(rows, "merge-scaling", HEAVY, table_rows=sizes[-1])
@@ -143,6 +163,11 @@ def targets(
     for fmt in fmts:
         add(*_driver_growth(rows, fmt, args.events))
     return out
+
+
+def _many_note(rows: list[dict[str, Any]], n: int) -> str:
+    r = _find(rows, "recipe-many", HEAVY, n)
+    return f"lakes compared: {r.get('check')}" if r else ""
 
 
 def _driver_growth(
@@ -165,6 +190,25 @@ def _driver_growth(
         f"JVM heap peak {a['peak_mb'].get('jvm_heap')} -> {b['peak_mb'].get('jvm_heap')} MB"
     )
     return name, fmt, growth, f"growth << x{hi // lo}", growth <= 2, note
+
+
+def streaming_headline(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The Kafka cases' keys (their event counts differ from ``--events``: any size)."""
+    apply, recipe = _find(rows, "stream-apply"), _find(rows, "stream-recipe")
+    lat = _find(rows, "stream-latency")
+    return {
+        "stream_eps": apply["eps"] if apply else None,
+        "stream_batches": apply.get("batches") if apply else None,
+        "stream_recipe_eps": recipe["eps"] if recipe else None,
+        "stream_ratio": _ratio(apply, recipe),
+        "stream_latency_p50_s": lat.get("latency_p50_s") if lat else None,
+        "stream_latency_p95_s": lat.get("latency_p95_s") if lat else None,
+        "stream_latency_max_s": lat.get("latency_max_s") if lat else None,
+        "stream_latency_rate_eps": lat.get("rate_eps") if lat else None,
+        "stream_latency_batches": lat.get("batches") if lat else None,
+        "stream_latency_events": lat.get("produced") if lat else None,
+        "stream_latency_rows_ok": lat.get("rows_ok") if lat else None,
+    }
 
 
 def build(
@@ -204,6 +248,20 @@ def build(
         "autocdc_reason": auto_reason if eps("autocdc") is None else None,
         "merge_scaling_ratio": merge["value"] if merge else None,
     }
+    if getattr(args, "many_tables", False):
+        many = _find(rows, "apply-many", HEAVY, n)
+        headline.update(
+            {
+                "many_tables": args.tables,
+                "many_apply_eps": eps("apply-many"),
+                "many_recipe_eps": eps("recipe-many"),
+                "many_ratio": _ratio(many, _find(rows, "recipe-many", HEAVY, n)),
+                "many_lakes_agree": many.get("lakes_agree") if many else None,
+                "many_check": many.get("check") if many else None,
+            }
+        )
+    if getattr(args, "streaming", False):
+        headline.update(streaming_headline(rows))
     return {
         "headline": headline,
         "settings": {
@@ -216,6 +274,9 @@ def build(
             "seed": args.seed,
             "wall_seconds": round(wall, 1),
             "deletion_vectors": args.deletion_vectors,
+            "many_tables": args.tables if getattr(args, "many_tables", False) else None,
+            "streaming": getattr(args, "streaming", False),
+            "stream_seconds": getattr(args, "stream_seconds", None),
         },
         "machine": machine(),
         "targets": tg,
@@ -263,6 +324,7 @@ def markdown(s: dict[str, Any]) -> str:
             f"{_fmt(pk.get('py_workers_rss'), 0)} | {p.get('jobs', '-')} | "
             f"{_fmt(p.get('result_bytes_to_driver'))} | {status} |"
         )
+    lines += _cases_section(s["results"])
     lines += [
         "",
         "## Targets",
@@ -302,6 +364,41 @@ def markdown(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+NEW_CASES = ("apply-many", "recipe-many", "stream-apply", "stream-recipe", "stream-latency")
+
+
+def _cases_section(results: list[dict[str, Any]]) -> list[str]:
+    """What the many-tables and Kafka rows measured beyond their times."""
+    rows = [r for r in results if r["contender"] in NEW_CASES and r["status"] == "ok"]
+    if not rows:
+        return []
+    lines = ["", "## Many tables and streaming", ""]
+    for r in rows:
+        c = r["contender"]
+        if c.endswith("-many"):
+            detail = (
+                f"{r.get('n_tables')} tables in one input; {r.get('rows')} rows in cdclake's "
+                f"lake, {r.get('expected_rows')} expected; check: {r.get('check')}"
+            )
+        elif c == "stream-latency":
+            detail = (
+                f"{r.get('produced'):,} events at {_fmt(r.get('rate_eps'), 0)} events/s for "
+                f"{r.get('seconds')} s, trigger {r.get('trigger')}, {r.get('batches')} batches; "
+                f"latency produce -> visible in Delta p50 {_fmt(r.get('latency_p50_s'))} s, "
+                f"p95 {_fmt(r.get('latency_p95_s'))} s, max {_fmt(r.get('latency_max_s'))} s; "
+                f"rows: {r.get('rows')} (expected {r.get('expected_rows')})"
+            )
+        else:
+            detail = (
+                f"{r['events']:,} events from Kafka, max offsets per trigger "
+                f"{r.get('max_offsets_per_trigger')}, {r.get('batches')} batches, "
+                f"{_fmt(r['eps'], 0)} events/s; rows: {r.get('rows')} "
+                f"(expected {r.get('expected_rows')})"
+            )
+        lines.append(f"- **{c}** ({r['events']:,} events): {detail}")
+    return lines
+
+
 def plot(s: dict[str, Any], path: Path) -> bool:
     try:
         import matplotlib
@@ -314,8 +411,8 @@ def plot(s: dict[str, Any], path: Path) -> bool:
     rows = [r for r in s["results"] if r["status"] == "ok" and r["eps"]]
     series: dict[str, list[tuple[int, float]]] = {}
     for r in rows:
-        if r["contender"].startswith("merge-scaling"):
-            continue
+        if r["contender"].startswith("merge-scaling") or r["contender"] == "stream-latency":
+            continue  # a time per table size; a produce rate, not a throughput
         if r["format"] != HEAVY and r["contender"] not in ("decode", "apply-empty"):
             continue
         series.setdefault(f"{r['format']} {r['contender']}", []).append((r["events"], r["eps"]))

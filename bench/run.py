@@ -20,7 +20,7 @@ from pathlib import Path
 from rich.console import Console
 
 from bench import contenders as C
-from bench import data, eventlog, report, tables
+from bench import data, eventlog, many, report, stream, tables
 from bench.autocdc import AutoCdc, first_line, free_port
 from bench.measure import Measurement, repeat
 
@@ -86,6 +86,32 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "is off, see CDCLAKE_DELETION_VECTORS)",
     )
     p.add_argument(
+        "--core",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the single-table contenders (floor, decode, apply, recipe, AUTO CDC, MERGE "
+        "scaling); --no-core runs only the cases asked for with --many-tables / --streaming",
+    )
+    p.add_argument(
+        "--many-tables",
+        action="store_true",
+        help="also run apply-many and recipe-many: the largest --events count of Debezium "
+        "spread over --tables tables in one input file",
+    )
+    p.add_argument("--tables", type=int, default=100, help="tables for --many-tables (100)")
+    p.add_argument(
+        "--streaming",
+        action="store_true",
+        help="also run the Kafka cases on a broker started by scripts/kafka.sh: sustained "
+        "throughput (stream-apply, stream-recipe) and latency at half that rate (stream-latency)",
+    )
+    p.add_argument(
+        "--stream-seconds",
+        type=float,
+        default=60.0,
+        help="how long stream-latency produces at its steady rate (default 60)",
+    )
+    p.add_argument(
         "--scd2",
         action=argparse.BooleanOptionalAction,
         default=True,
@@ -127,12 +153,13 @@ class Bench:
 
     # ---- inputs ----------------------------------------------------------------------------
 
-    def events_file(self, fmt: str, n: int, keys: int, stride: int) -> Path:
-        folder = self.out / "data" / fmt / f"n{n}-k{keys}-s{stride}-seed{self.args.seed}"
+    def events_file(self, fmt: str, n: int, keys: int, stride: int, n_tables: int = 1) -> Path:
+        spread = f"-t{n_tables}" if n_tables > 1 else ""
+        folder = self.out / "data" / fmt / f"n{n}-k{keys}-s{stride}{spread}-seed{self.args.seed}"
         path = folder / "events.jsonl"
         if not (path.exists() and path.with_suffix(".jsonl.done").exists()):
             t0 = time.perf_counter()
-            data.write_events(path, fmt, n, keys, stride, self.args.seed)
+            data.write_events(path, fmt, n, keys, stride, self.args.seed, n_tables)
             size = path.stat().st_size
             log(f"generated {fmt} n={n:,} ({size / 1e6:.1f} MB) in {time.perf_counter() - t0:.1f}s")
         return path
@@ -361,6 +388,7 @@ class Bench:
         return dst
 
     def run_autocdc(self, n: int, path: Path) -> None:
+        assert self.autocdc is not None
         if self.autocdc.error is not None:
             self.unavailable("autocdc", "debezium", n, self.autocdc.error)
             return
@@ -433,18 +461,26 @@ class Bench:
         )
         shutil.rmtree(self.work, ignore_errors=True)
         files = {
-            (f, n): self.events_file(f, n, self.keys_for(n), 100) for n in a.events for f in fmts
+            (f, n): self.events_file(f, n, self.keys_for(n), 100)
+            for n in (a.events if a.core else [])
+            for f in fmts
         }
         self.start_spark()
-        self.autocdc = AutoCdc(self.spark, self.work / "pipelines")
+        # the Connect service AUTO CDC needs starts only when the core contenders run
+        self.autocdc = AutoCdc(self.spark, self.work / "pipelines") if a.core else None
         try:
-            for n in a.events:
+            for n in a.events if a.core else []:
                 for f in fmts:
                     self.run_format(f, n, files[(f, n)])
             if "debezium" in self.probes:
                 self.run_merge_scaling(*self.probes["debezium"])
+            if a.many_tables:
+                many.run_cases(self, max(a.events))
+            if a.streaming:
+                stream.run_cases(self, max(a.events))
         finally:
-            self.autocdc.close()
+            if self.autocdc is not None:
+                self.autocdc.close()
             self.spark.stop()
         profile = eventlog.parse(self.events_dir)
         summary = report.build(self.results, profile, a, time.time() - self.started)

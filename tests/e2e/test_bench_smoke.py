@@ -24,21 +24,26 @@ KEYS = (
 )
 
 
-@pytest.mark.e2e
-@pytest.mark.timeout(900)
-def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
-    out = tmp_path / "bench-out"
+def run_bench(out: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
     proc = subprocess.run(
-        [sys.executable, "-m", "bench.run", "--smoke", "--out", str(out)],
+        [sys.executable, "-m", "bench.run", *args, "--out", str(out)],
         cwd=REPO,
         env=env,
         capture_output=True,
         text=True,
-        timeout=840,
+        timeout=timeout,
         check=False,
     )
-    assert proc.returncode == 0, f"bench --smoke failed:\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, f"bench {' '.join(args)} failed:\n{proc.stderr[-4000:]}"
+    return proc
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(900)
+def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
+    out = tmp_path / "bench-out"
+    proc = run_bench(out, "--smoke", timeout=840)
     for name in ("report.md", "report.json", "report.png"):
         assert (out / name).is_file(), f"{name} missing in {sorted(p.name for p in out.iterdir())}"
     last = proc.stdout.strip().splitlines()[-1]
@@ -52,3 +57,63 @@ def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
     assert {"floor-parse", "floor-write", "decode", "apply-empty", "recipe-empty"} <= contenders
     assert {"apply-scd2-empty", "apply-scd2-existing"} <= contenders
     assert headline["apply_scd2_eps"] and headline["apply_scd2_existing_eps"], last
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(600)
+def test_bench_many_tables_compares_both_lakes(tmp_path: Path) -> None:
+    """2,000 events over 5 tables in one input: both contenders run and their lakes agree."""
+    out = tmp_path / "bench-out"
+    proc = run_bench(
+        out,
+        *("--no-core", "--many-tables", "--tables", "5", "--events", "2000", "--repeat", "1"),
+        *("--no-publish",),
+        timeout=540,
+    )
+    last = proc.stdout.strip().splitlines()[-1]
+    headline = json.loads(last)
+    assert headline["many_tables"] == 5, last
+    assert headline["many_apply_eps"] > 0 and headline["many_recipe_eps"] > 0, last
+    assert headline["many_ratio"] == pytest.approx(
+        headline["many_apply_eps"] / headline["many_recipe_eps"], rel=0.01
+    )
+    assert headline["many_lakes_agree"] is True, headline["many_check"]
+    report = json.loads((out / "report.json").read_text())
+    many = {r["contender"]: r for r in report["results"] if r["contender"].endswith("-many")}
+    assert set(many) == {"apply-many", "recipe-many"}, sorted(many)
+    assert many["apply-many"]["tables"] == 5 and many["apply-many"]["recipe_tables"] == 5
+    assert many["apply-many"]["rows"] == many["apply-many"]["expected_rows"] > 0
+    assert many["apply-many"]["profile"]["jobs"] > 0 and many["recipe-many"]["profile"]["jobs"] > 0
+    assert "recipe-many" in (out / "report.md").read_text()
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(600)
+def test_bench_streaming_reports_throughput_and_latency(tmp_path: Path) -> None:
+    """2,000 events through a broker of the bench's own, then 10 s at a steady rate: the Kafka
+    keys are there, every produced event reached the table, and p50 <= p95."""
+    out = tmp_path / "bench-out"
+    proc = run_bench(
+        out,
+        *("--no-core", "--streaming", "--events", "2000", "--stream-seconds", "10"),
+        *("--repeat", "1", "--no-publish"),
+        timeout=540,
+    )
+    last = proc.stdout.strip().splitlines()[-1]
+    headline = json.loads(last)
+    assert headline["stream_eps"] > 0 and headline["stream_recipe_eps"] > 0, last
+    assert headline["stream_ratio"] == pytest.approx(
+        headline["stream_eps"] / headline["stream_recipe_eps"], rel=0.01
+    )
+    p50, p95 = headline["stream_latency_p50_s"], headline["stream_latency_p95_s"]
+    assert 0 < p50 <= p95 <= headline["stream_latency_max_s"], last
+    assert headline["stream_latency_batches"] >= 1 and headline["stream_latency_rows_ok"], last
+    report = json.loads((out / "report.json").read_text())
+    rows = {r["contender"]: r for r in report["results"] if r["contender"].startswith("stream-")}
+    assert set(rows) == {"stream-apply", "stream-recipe", "stream-latency"}, sorted(rows)
+    apply, recipe, latency = rows["stream-apply"], rows["stream-recipe"], rows["stream-latency"]
+    assert apply["messages"] == 2000 and apply["batches"] >= 1, apply
+    assert apply["rows"] == apply["expected_rows"] == recipe["rows"] > 0, (apply, recipe)
+    assert latency["messages"] == latency["produced"] == headline["stream_latency_events"]
+    assert latency["rows"] == latency["expected_rows"] > 0, latency
+    assert latency["visible_from"] == "delta commit", latency

@@ -1,0 +1,243 @@
+"""stream-latency: end-to-end latency (produce -> visible in Delta) of cdclake's Kafka query.
+
+The query (:func:`cdclake.streaming.run_kafka`, processing-time trigger of 1 s) starts on an
+empty topic and is waited for; then a child process (spawned, so that its Python does not hold
+the GIL the query's ``foreachBatch`` needs) produces at a steady rate for a fixed time. Each
+event carries its produce time (wall-clock ms) as the Kafka record timestamp and as Debezium
+``source.ts_ms``; its delivery report gives its partition and offset. The event is visible at
+the ``commitInfo`` timestamp of the target table's commit written by the batch that read its
+offset: the query's per-batch callback gives each batch's end offsets, and cdclake tags every
+write of batch *n* with ``txnAppId`` (the query's app id) and ``txnVersion`` = *n*, which the
+commit's ``txn`` action records.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import threading
+import time
+from bisect import bisect_right
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from bench import data
+from bench.stream import TABLE, _config, _producer, _send, new_topic, table_rows
+
+LATENCY_TRIGGER = "1 second"
+
+
+class Produced:
+    """(partition -> sorted offsets, produce ms) of the events the broker acknowledged."""
+
+    def __init__(self) -> None:
+        self.by_partition: dict[int, list[tuple[int, int]]] = {}
+        self.errors: list[str] = []
+
+    def on_delivery(self, ts_ms: int) -> Callable[[Any, Any], None]:
+        def done(err: Any, msg: Any) -> None:
+            if err is not None:
+                self.errors.append(str(err))
+            else:
+                self.by_partition.setdefault(msg.partition(), []).append((msg.offset(), ts_ms))
+
+        return done
+
+    def ends(self) -> dict[int, int]:
+        """The offset after the last acknowledged event of each partition."""
+        return {p: max(o for o, _ in rows) + 1 for p, rows in self.by_partition.items()}
+
+
+def produce_steady(
+    bootstrap: str, topic: str, rate: float, seconds: float, seed: int, produced: Produced
+) -> int:
+    """``rate`` events/s for ``seconds``; each event's Kafka timestamp and ``source.ts_ms`` are
+    the wall-clock ms it was handed to the client."""
+    n = max(int(rate * seconds), 1)
+    p = _producer(bootstrap)
+    t0 = time.time()
+    for e in data.events(n, max(n // 10, 1), 100, seed):
+        ahead = t0 + e.i / rate - time.time()
+        if ahead > 0:
+            time.sleep(ahead)
+        ts = int(time.time() * 1000)
+        key, value = data.debezium_record(e, n, ts_ms=ts)
+        _send(p, topic, key, value, timestamp=ts, on_delivery=produced.on_delivery(ts))
+        p.poll(0)
+    if p.flush(120) != 0:
+        raise RuntimeError(f"events to {topic} not delivered to {bootstrap} within 120 s")
+    return n
+
+
+def _produce_to_file(args: tuple[str, str, float, float, int, str]) -> tuple[int, float]:
+    """:func:`produce_steady` in a process of its own; (partition, offset, ms) lines to a file.
+    Returns the events and the seconds producing them took."""
+    bootstrap, topic, rate, seconds, seed, out = args
+    produced = Produced()
+    t0 = time.perf_counter()
+    n = produce_steady(bootstrap, topic, rate, seconds, seed, produced)
+    took = time.perf_counter() - t0
+    with open(out, "w", encoding="utf-8") as f:
+        for partition, rows in produced.by_partition.items():
+            f.writelines(f"{partition} {o} {ts}\n" for o, ts in rows)
+        f.writelines(f"error {e}\n" for e in produced.errors)
+    return n, took
+
+
+def produce_apart(
+    bootstrap: str, topic: str, rate: float, seconds: float, seed: int, work: Path
+) -> tuple[int, float, Produced]:
+    """:func:`produce_steady` in a child process, so that the producer's Python does not share
+    the GIL with the query's ``foreachBatch`` driver code in this process."""
+    out = work / "produced.txt"
+    work.mkdir(parents=True, exist_ok=True)
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        n, took = pool.apply(_produce_to_file, ((bootstrap, topic, rate, seconds, seed, str(out)),))
+    produced = Produced()
+    for line in out.read_text(encoding="utf-8").splitlines():
+        a, b, c = line.split(" ", 2)
+        if a == "error":
+            produced.errors.append(f"{b} {c}")
+        else:
+            produced.by_partition.setdefault(int(a), []).append((int(b), int(c)))
+    for rows in produced.by_partition.values():
+        rows.sort()
+    return n, took, produced
+
+
+def commit_times(table_path: str, app_id: str) -> dict[int, int]:
+    """Batch id -> commit timestamp (ms) of the last commit that batch wrote to the table, from
+    the ``txn`` action (app id, version = batch id) and ``commitInfo`` of each commit file."""
+    out: dict[int, int] = {}
+    for f in sorted(Path(table_path.removeprefix("file:")).joinpath("_delta_log").glob("*.json")):
+        batch, ts = None, None
+        for line in f.read_text().splitlines():
+            action = json.loads(line)
+            txn = action.get("txn")
+            if txn and str(txn.get("appId", "")).startswith(app_id):
+                batch = int(txn["version"])
+            info = action.get("commitInfo")
+            if info:
+                ts = int(info.get("inCommitTimestamp") or info["timestamp"])
+        if batch is not None and ts is not None:
+            out[batch] = max(out.get(batch, 0), ts)
+    return out
+
+
+def latencies(
+    produced: Produced, batches: list[Any], committed: dict[int, int]
+) -> tuple[list[float], str]:
+    """Seconds from produce to visible for every produced event, and where "visible" came from
+    (the table's commit, or the batch's end when a batch left no tagged commit)."""
+    source = "delta commit"
+    ordered = sorted(batches, key=lambda m: m.batch_id)
+    out: list[float] = []
+    for partition, rows in produced.by_partition.items():
+        ends = [max((o for (_, p), o in m.end_offsets.items() if p == partition), default=0)
+                for m in ordered]  # fmt: skip
+        for offset, ts in rows:
+            i = bisect_right(ends, offset)
+            if i == len(ordered):
+                raise RuntimeError(f"partition {partition} offset {offset} read by no batch")
+            m = ordered[i]
+            visible = committed.get(m.batch_id)
+            if visible is None:
+                source = "batch end (no tagged commit for some batches)"
+                visible = int(m.finished_at.timestamp() * 1000)
+            out.append((visible - ts) / 1000)
+    return out, source
+
+
+def quantile(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(int(q * len(s)), len(s) - 1)]
+
+
+def _wait_ready(spark: SparkSession, failure: list[BaseException], timeout_s: float = 180) -> Any:
+    """The running query, once its first trigger has found the (empty) topic."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if failure:
+            raise RuntimeError(f"the latency query failed: {failure[0]}")
+        for q in spark.streams.active:
+            if str(q.status.get("message", "")).startswith("Waiting"):
+                return q
+        time.sleep(0.2)
+    raise RuntimeError(f"the latency query did not start within {timeout_s:.0f} s")
+
+
+def _caught_up(batches: list[Any], ends: dict[int, int]) -> bool:
+    read: dict[int, int] = {}
+    for m in list(batches):
+        for (_, p), o in m.end_offsets.items():
+            read[p] = max(read.get(p, 0), o)
+    return all(read.get(p, 0) >= end for p, end in ends.items())
+
+
+def run_latency(
+    spark: SparkSession, bootstrap: str, work: Path, rate: float, seconds: float, seed: int
+) -> dict[str, Any]:
+    """cdclake's query on an empty topic, ``rate`` events/s for ``seconds``, then the latency
+    of every event (see the module docstring) and the counts that must reconcile."""
+    from cdclake.apply.tables import Target
+    from cdclake.runner import app_id_for
+    from cdclake.streaming import run_kafka
+
+    topic = new_topic(bootstrap, "bench-latency")
+    config = _config(bootstrap, topic, work, trigger_interval=LATENCY_TRIGGER)
+    batches: list[Any] = []
+    failure: list[BaseException] = []
+
+    def query() -> None:
+        try:
+            run_kafka(spark, config, batches.append)
+        except BaseException as e:
+            failure.append(e)
+
+    thread = threading.Thread(target=query, name="bench-latency-query", daemon=True)
+    thread.start()
+    running = _wait_ready(spark, failure)
+    t0 = time.perf_counter()
+    try:
+        n, produce_s, produced = produce_apart(bootstrap, topic, rate, seconds, seed, work)
+        ends, deadline = produced.ends(), time.time() + max(300.0, 5 * seconds)
+        while not _caught_up(batches, ends):
+            if failure or not thread.is_alive():
+                raise RuntimeError(f"the latency query stopped: {failure[:1]}")
+            if time.time() > deadline:
+                raise RuntimeError("the latency query did not catch up within its deadline")
+            time.sleep(0.1)
+        wall = time.perf_counter() - t0
+    finally:
+        running.stop()
+        thread.join(120)
+    if produced.errors:
+        raise RuntimeError(f"{len(produced.errors)} events not delivered: {produced.errors[0]}")
+    assert config.checkpoint is not None
+    table = Target(config.target).table_path(TABLE)
+    lat, visible = latencies(produced, batches, commit_times(table, app_id_for(config.checkpoint)))
+    rows = table_rows(spark, work / "lake")
+    expected = data.live_rows(n, max(n // 10, 1), 100, seed).get(data.TABLE, 0)
+    messages = sum(m.result.messages or 0 for m in batches)
+    return {
+        "wall_s": round(wall, 2),
+        "produced": n,
+        "produce_s": round(produce_s, 2),
+        "rate_eps": round(rate, 1),
+        "achieved_rate_eps": round(n / produce_s, 1),
+        "seconds": seconds,
+        "trigger": LATENCY_TRIGGER,
+        "batches": len(batches),
+        "messages": messages,
+        "rows": rows,
+        "expected_rows": expected,
+        "rows_ok": rows == expected and messages == n,
+        "latency_p50_s": round(quantile(lat, 0.5), 3),
+        "latency_p95_s": round(quantile(lat, 0.95), 3),
+        "latency_max_s": round(max(lat), 3),
+        "visible_from": visible,
+    }

@@ -1,0 +1,294 @@
+"""The Kafka cases of ``python -m bench.run --streaming`` on a real broker (scripts/kafka.sh).
+
+- **stream-apply**: the run's largest event count of Debezium produced into one topic (two
+  partitions, keyed) first, then cdclake's query (:func:`cdclake.streaming.run_kafka`, trigger
+  available-now, ``max_offsets_per_trigger`` 100,000) over the whole backlog. Events/s = events
+  / wall time from the query's start to its return (the last batch committed).
+- **stream-recipe**: the recipe (:func:`bench.contenders.merge_latest` on the UDF parse) in
+  ``foreachBatch`` over the same topic, same trigger and limit.
+- **stream-latency** (:mod:`bench.latency`): cdclake's query with a processing-time trigger
+  of 1 s on an empty topic;
+  then events are produced at a steady rate (half of stream-apply's events/s, capped at 80 % of
+  what this process produced the backlog at) for ``--stream-seconds``, by a child process (so
+  the producer does not hold the GIL the query's ``foreachBatch`` needs). Each event carries its
+  produce time as the Kafka record timestamp and as Debezium ``source.ts_ms``. Latency = the
+  time the event became visible in Delta minus its produce time, where "visible" is the
+  ``commitInfo`` timestamp of the target table's commit written by the batch that read the
+  event's offset (cdclake tags each write of batch *n* with ``txnAppId`` = its app id and
+  ``txnVersion`` = *n*; the offsets of batch *n* are the ones the query's callback reports).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming import StreamingQueryListener
+
+from bench import contenders as C
+from bench import data, tables
+from bench.autocdc import first_line, free_port
+from bench.measure import Measurement
+
+if TYPE_CHECKING:
+    from bench.run import Bench
+
+REPO = Path(__file__).resolve().parents[1]
+MAX_OFFSETS = 100_000
+PARTITIONS = 2
+TABLE = f"{data.DB}.{data.SCHEMA}.{data.TABLE}"
+
+
+@contextmanager
+def broker() -> Iterator[str]:
+    """A fresh single-node broker on a free port with its data in a temp dir, stopped after."""
+    port = str(free_port())
+    with tempfile.TemporaryDirectory(prefix="bench-kafka-") as tmp:
+        env = {**os.environ, "KAFKA_DATA": tmp}
+
+        def kafka(*args: str) -> subprocess.CompletedProcess[str]:
+            cmd = ["bash", str(REPO / "scripts" / "kafka.sh"), *args, "--port", port]
+            return subprocess.run(
+                cmd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=600
+            )
+
+        started = kafka("start", "--fresh")
+        if started.returncode != 0:
+            raise RuntimeError(f"kafka.sh start failed: {(started.stdout + started.stderr)[-500:]}")
+        try:
+            yield f"127.0.0.1:{port}"
+        finally:
+            kafka("stop")
+
+
+def new_topic(bootstrap: str, name: str) -> str:
+    from cdclake.kafka_tools import create_topic
+
+    topic = f"{name}-{uuid.uuid4().hex[:6]}"
+    create_topic(bootstrap, topic, partitions=PARTITIONS)
+    return topic
+
+
+def _producer(bootstrap: str) -> Any:
+    from confluent_kafka import Producer
+
+    return Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "enable.idempotence": True,
+            "partitioner": "murmur2_random",  # as Kafka Connect places a key
+            "linger.ms": 5,
+        }
+    )
+
+
+def _send(p: Any, topic: str, key: str, value: str, **kw: Any) -> None:
+    while True:
+        try:
+            p.produce(topic, key=key.encode(), value=value.encode(), **kw)
+            return
+        except BufferError:  # local queue full: let deliveries drain
+            p.poll(0.1)
+
+
+def produce_backlog(bootstrap: str, topic: str, n: int, keys: int, seed: int) -> float:
+    """Produce the run's events into ``topic``; returns the events/s this process produced at."""
+    p = _producer(bootstrap)
+    t0 = time.perf_counter()
+    for e in data.events(n, keys, 100, seed):
+        _send(p, topic, *data.debezium_record(e, n))
+        p.poll(0)
+    if p.flush(120) != 0:
+        raise RuntimeError(f"events to {topic} not delivered to {bootstrap} within 120 s")
+    return n / (time.perf_counter() - t0)
+
+
+class RunIds(StreamingQueryListener):
+    """Run ids of the queries started in this session: Spark groups a query's jobs under its
+    run id, so the event-log profile of a streaming contender is that group."""
+
+    def __init__(self) -> None:
+        self.ids: list[str] = []
+
+    def onQueryStarted(self, event: Any) -> None:
+        self.ids.append(str(event.runId))
+
+    def onQueryProgress(self, event: Any) -> None:
+        pass
+
+    def onQueryIdle(self, event: Any) -> None:
+        pass
+
+    def onQueryTerminated(self, event: Any) -> None:
+        pass
+
+    def newest_since(self, count: int, timeout_s: float = 5.0) -> str | None:
+        """The run id of the query started after ``count`` ids were known (events arrive late)."""
+        deadline = time.time() + timeout_s
+        while len(self.ids) <= count and time.time() < deadline:
+            time.sleep(0.05)
+        return self.ids[-1] if len(self.ids) > count else None
+
+
+def _recorded(run: Callable[[], None], runs: RunIds, info: dict[str, Any]) -> C.Job:
+    """``run``, keeping the run id of the query it started in ``info["run_ids"]``."""
+
+    def job() -> None:
+        known = len(runs.ids)
+        run()
+        info.setdefault("run_ids", []).append(runs.newest_since(known))
+
+    return job
+
+
+def _config(bootstrap: str, topic: str, work: Path, **kw: Any) -> Any:
+    from cdclake.config import ApplyConfig
+
+    return ApplyConfig(
+        kafka_bootstrap=bootstrap,
+        topics=(topic,),
+        checkpoint=str(work / "chk"),
+        target=str(work / "lake"),
+        **kw,
+    )
+
+
+def table_rows(spark: SparkSession, lake: Path) -> int:
+    from cdclake.apply.tables import Target
+
+    path = Target(str(lake)).table_path(TABLE)
+    return int(spark.read.format("delta").load(path).count())
+
+
+def stream_apply(
+    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any], runs: RunIds
+) -> C.Job:
+    """cdclake over the backlog, available-now; ``info`` gets the batches of the last run."""
+    from cdclake.streaming import run_kafka
+
+    def run() -> None:
+        config = _config(
+            bootstrap, topic, work, available_now=True, max_offsets_per_trigger=MAX_OFFSETS
+        )
+        batches: list[Any] = []
+        total = run_kafka(spark, config, batches.append)
+        info.update(batches=len(batches), messages=total.messages)
+
+    return _recorded(run, runs, info)
+
+
+def stream_recipe(
+    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any], runs: RunIds
+) -> C.Job:
+    """The recipe in ``foreachBatch`` over the same topic, same trigger and limit."""
+    parse = F.udf(C.parse_debezium_value, C.RECIPE_EVENT, useArrow=True)
+    target = work / "recipe"
+
+    def each(batch: Any, batch_id: int) -> None:
+        events = batch.select(parse(F.col("value").cast("string")).alias("e")).select("e.*")
+        C.merge_latest(spark, events, target)
+        info["batches"] = batch_id + 1
+
+    def run() -> None:
+        source = (
+            spark.readStream.format("kafka")
+            .option("kafka.bootstrap.servers", bootstrap)
+            .option("subscribe", topic)
+            .option("startingOffsets", "earliest")
+            .option("maxOffsetsPerTrigger", str(MAX_OFFSETS))
+            .load()
+        )
+        query = (
+            source.writeStream.foreachBatch(each)
+            .option("checkpointLocation", str(work / "recipe-chk"))
+            .trigger(availableNow=True)
+            .start()
+        )
+        query.awaitTermination()
+
+    return _recorded(run, runs, info)
+
+
+# ---- the cases in the bench run ------------------------------------------------------------
+
+
+def run_cases(bench: Bench, n: int) -> None:
+    """The Kafka cases (see the module docstring) on a broker of their own."""
+    from bench.run import log
+
+    sp, w, seed = bench.spark, bench.work / f"stream-{n}", bench.args.seed
+    keys = bench.keys_for(n)
+    expected = data.live_rows(n, keys, 100, seed).get(data.TABLE, 0)
+    runs = RunIds()
+    sp.streams.addListener(runs)
+    try:
+        with broker() as bootstrap:
+            topic = new_topic(bootstrap, "bench-backlog")
+            produce_eps = produce_backlog(bootstrap, topic, n, keys, seed)
+            log(f"produced {n:,} events to {topic} at {produce_eps:,.0f} ev/s")
+            info: dict[str, object] = {}
+            m = bench.measure(
+                "stream-apply",
+                "debezium",
+                n,
+                lambda: stream_apply(sp, bootstrap, topic, w, info, runs),
+                setup=lambda _: [tables.remove(w / "lake"), tables.remove(w / "chk")],
+            )
+            rows = table_rows(sp, w / "lake") if m.status == "ok" else None
+            m.extra.update(info, rows=rows, expected_rows=expected, produce_eps=produce_eps)
+            m.extra["max_offsets_per_trigger"] = MAX_OFFSETS
+            rinfo: dict[str, object] = {}
+            r = bench.measure(
+                "stream-recipe",
+                "debezium",
+                n,
+                lambda: stream_recipe(sp, bootstrap, topic, w, rinfo, runs),
+                setup=lambda _: [tables.remove(w / "recipe"), tables.remove(w / "recipe-chk")],
+            )
+            rows = C.rows_of(sp, w / "recipe") if r.status == "ok" else None
+            r.extra.update(rinfo, rows=rows, expected_rows=expected)
+            r.extra["max_offsets_per_trigger"] = MAX_OFFSETS
+            rate = min((m.eps or 2000.0) / 2, 0.8 * produce_eps)
+            _latency_case(bench, bootstrap, w / "latency", rate, runs)
+    except Exception as e:  # no broker: the cases are reported, the rest of the run stands
+        for c in ("stream-apply", "stream-recipe", "stream-latency"):
+            if not any(x.contender == c for x in bench.results):
+                bench.unavailable(c, "debezium", n, first_line(e))
+        log(f"[red]streaming: {first_line(e)[:300]}")
+    finally:
+        sp.streams.removeListener(runs)
+
+
+def _latency_case(bench: Bench, bootstrap: str, work: Path, rate: float, runs: RunIds) -> None:
+    from bench import latency
+    from bench.run import log
+
+    secs = bench.args.stream_seconds
+    log(f"stream-latency: {rate:,.0f} ev/s for {secs:.0f}s")
+    try:
+        known = len(runs.ids)
+        got = latency.run_latency(bench.spark, bootstrap, work, rate, secs, bench.args.seed)
+        got["run_ids"] = [runs.newest_since(known)]
+    except Exception as e:
+        bench.results.append(
+            Measurement("stream-latency", "debezium", 0, status="failed", reason=first_line(e))
+        )
+        log(f"[red]stream-latency: FAILED: {first_line(e)[:300]}")
+        return
+    # its events/s is the rate achieved while producing; wall_s runs to the last commit
+    m = Measurement("stream-latency", "debezium", got["produced"], times=[got["produce_s"]])
+    m.extra.update(got)
+    log(
+        f"stream-latency: p50 {got['latency_p50_s']}s p95 {got['latency_p95_s']}s over "
+        f"{got['batches']} batches; rows {got['rows']} (expected {got['expected_rows']})"
+    )
+    bench.results.append(m)
