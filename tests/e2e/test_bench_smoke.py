@@ -59,17 +59,29 @@ def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
     assert headline["apply_scd2_eps"] and headline["apply_scd2_existing_eps"], last
 
 
-@pytest.mark.e2e
-@pytest.mark.timeout(600)
-def test_bench_many_tables_compares_both_lakes(tmp_path: Path) -> None:
-    """2,000 events over 5 tables in one input: both contenders run and their lakes agree."""
-    out = tmp_path / "bench-out"
+@pytest.fixture(scope="module")
+def new_cases(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One bench run for both new cases: 2,000 events over 5 tables in one input, and the same
+    count through a broker of the bench's own, then 10 s at a steady rate."""
+    out = tmp_path_factory.mktemp("bench-new") / "bench-out"
     proc = run_bench(
         out,
-        *("--no-core", "--many-tables", "--tables", "5", "--events", "2000", "--repeat", "1"),
-        *("--no-publish",),
-        timeout=540,
+        *("--no-core", "--many-tables", "--tables", "5", "--streaming", "--events", "2000"),
+        *("--stream-seconds", "10", "--repeat", "1", "--no-publish"),
+        timeout=840,
     )
+    return out, proc
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(900)
+def test_bench_many_tables_compares_both_lakes(
+    new_cases: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """Both contenders of the many-tables case run and their lakes agree."""
+    out, proc = new_cases
     last = proc.stdout.strip().splitlines()[-1]
     headline = json.loads(last)
     assert headline["many_tables"] == 5, last
@@ -88,17 +100,12 @@ def test_bench_many_tables_compares_both_lakes(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
-@pytest.mark.timeout(600)
-def test_bench_streaming_reports_throughput_and_latency(tmp_path: Path) -> None:
-    """2,000 events through a broker of the bench's own, then 10 s at a steady rate: the Kafka
-    keys are there, every produced event reached the table, and p50 <= p95."""
-    out = tmp_path / "bench-out"
-    proc = run_bench(
-        out,
-        *("--no-core", "--streaming", "--events", "2000", "--stream-seconds", "10"),
-        *("--repeat", "1", "--no-publish"),
-        timeout=540,
-    )
+@pytest.mark.timeout(900)
+def test_bench_streaming_reports_throughput_and_latency(
+    new_cases: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    """The Kafka keys are there, every produced event reached the table, and p50 <= p95."""
+    out, proc = new_cases
     last = proc.stdout.strip().splitlines()[-1]
     headline = json.loads(last)
     assert headline["stream_eps"] > 0 and headline["stream_recipe_eps"] > 0, last
