@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from delta.tables import DeltaTable
@@ -61,11 +62,23 @@ def _counts(result) -> dict[str, tuple[int, int, int, int | None]]:  # type: ign
     }
 
 
+def _in_group(spark: SparkSession, group: str, apply: Callable[[], object]) -> tuple[object, int]:
+    sc = spark.sparkContext
+    sc.setJobGroup(group, group)
+    try:
+        return apply(), len(sc.statusTracker().getJobIdsForGroup(group))
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+        sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
+
+
 def test_side_by_side_gives_the_tables_and_counts_of_one_by_one(
     spark: SparkSession, tmp_path: Path
 ) -> None:
-    one = _apply(spark, tmp_path / "one", parallel=1)
-    four = _apply(spark, tmp_path / "four", parallel=4)
+    one, jobs_one = _in_group(spark, "cdclake-one", lambda: _apply(spark, tmp_path / "one", 1))
+    four, jobs_four = _in_group(spark, "cdclake-four", lambda: _apply(spark, tmp_path / "four", 4))
+    # the tables' jobs carry the caller's job group (a streaming stop cancels by it)
+    assert jobs_four >= 0.8 * jobs_one > 0
     expected = {t: [(1, f"{t}-a", 3), (3, f"{t}-c", 5)] for t in TABLES}
     assert _tables(spark, tmp_path / "one") == expected
     assert _tables(spark, tmp_path / "four") == expected

@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.util import inheritable_thread_target
 
 R = TypeVar("R")
 Task = Callable[[SparkSession, DataFrame], R]
@@ -42,9 +43,7 @@ def isolated(spark: SparkSession, df: DataFrame) -> tuple[SparkSession, DataFram
     return session, DataFrame(bound, session)
 
 
-def run_all(
-    spark: SparkSession, df: DataFrame, tasks: Sequence[Task[R]], parallel: int
-) -> list[R]:
+def run_all(spark: SparkSession, df: DataFrame, tasks: Sequence[Task[R]], parallel: int) -> list[R]:
     """Run ``task(session, df)`` for every task, at most ``parallel`` at once; results in order.
 
     With ``parallel`` 1 (or one task) they run one after another in ``spark`` itself. An error
@@ -59,8 +58,13 @@ def run_all(
         return task(*own)
 
     with ThreadPoolExecutor(max_workers=parallel, thread_name_prefix="cdclake-table") as pool:
-        # each task in a copy of the caller's context: progress reporting lives in a ContextVar
-        futures = [pool.submit(contextvars.copy_context().run, run, task) for task in tasks]
+        # each task in a copy of the caller's context (progress reporting lives in a ContextVar)
+        # and with the caller's Spark local properties, copied per task: job group (a streaming
+        # query's stop cancels its batch's jobs by it), scheduler pool, job tags
+        futures = [
+            pool.submit(contextvars.copy_context().run, inheritable_thread_target(spark)(run), task)
+            for task in tasks
+        ]
         errors = [f.exception() for f in futures]
     for error in errors:
         if error is not None:
