@@ -42,7 +42,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
-    session = _spark.builder("cdclake-tests", shuffle_partitions=2).getOrCreate()
+    session = (
+        _spark.builder("cdclake-tests", shuffle_partitions=2)
+        # Delta keeps every table's log and snapshot (query plans, ~0.5 MB a table) for an hour;
+        # a test run makes thousands of tables, which filled a 4 GB driver after an hour. A job
+        # touches a handful of tables; the suite's cache is kept to the latest 50.
+        .config("spark.databricks.delta.delta.log.cacheSize", "50")
+        .getOrCreate()
+    )
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()

@@ -12,6 +12,7 @@ pass. A streaming query keeps its one line per batch and never activates it.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -36,6 +37,9 @@ class Reporter:
         self.started = time.monotonic()
         self.bar: Progress | None = None
         self.task: TaskID | None = None
+        self.lock = threading.Lock()  # tables of a batch start from several threads
+        self.started_tables = 0
+        self.n_tables = 0
         if console.is_terminal:
             self.bar = Progress(
                 TextColumn("{task.description}"),
@@ -55,17 +59,24 @@ class Reporter:
         else:
             self._line(f"{name} {detail}".strip())
 
-    def table(self, k: int, n: int, name: str, changes: int) -> None:
-        label = f"applying {name} ({changes} changes)"
-        if self.bar is not None:
-            if k == 1 and self.task is not None:
-                self.bar.update(self.task, completed=1, total=1)
-            if k == 1:
-                self.task = self.bar.add_task(label, total=n)
-            assert self.task is not None
-            self.bar.update(self.task, description=label, completed=k - 1)
-        else:
-            self._line(f"applying table {k} of {n}: {label.removeprefix('applying ')}")
+    def tables(self, n: int) -> None:
+        with self.lock:
+            self.started_tables, self.n_tables = 0, n
+            if self.bar is not None:
+                if self.task is not None:
+                    self.bar.update(self.task, completed=1, total=1)
+                self.task = self.bar.add_task(f"applying {n} tables", total=n)
+
+    def table(self, name: str, changes: int) -> None:
+        with self.lock:  # numbered as they start: side by side, any table may start first
+            self.started_tables += 1
+            k, n = self.started_tables, self.n_tables
+            label = f"applying {name} ({changes} changes)"
+            if self.bar is not None:
+                assert self.task is not None
+                self.bar.update(self.task, description=label, completed=k - 1)
+            else:
+                self._line(f"applying table {k} of {n}: {label.removeprefix('applying ')}")
 
     def close(self) -> None:
         if self.bar is not None:
@@ -101,8 +112,15 @@ def phase(name: str, detail: str = "") -> None:
         r.phase(name, detail)
 
 
-def table(k: int, n: int, name: str, changes: int) -> None:
-    """Applying table ``k`` of ``n`` (``changes`` of it in the batch)."""
+def tables(n: int) -> None:
+    """The batch's ``n`` tables are about to be applied."""
     r = _current.get()
     if r is not None:
-        r.table(k, n, name, changes)
+        r.tables(n)
+
+
+def table(name: str, changes: int) -> None:
+    """Applying table ``name`` (``changes`` of it in the batch); called as each table starts."""
+    r = _current.get()
+    if r is not None:
+        r.table(name, changes)

@@ -235,11 +235,11 @@ def apply_changes(
         data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
         names = sorted(tables)
         tasks = [
-            _table_task(
-                tgt, name, k, len(names), tables[name], txn, count_rows, added_defaults, history
-            )
-            for k, name in enumerate(names, start=1)
+            _table_task(tgt, name, tables[name], txn, count_rows, added_defaults, history)
+            for name in names
         ]
+        if names:
+            phases.tables(len(names))
         for name, res in zip(names, run_all(spark, data, tasks, parallel_tables), strict=True):
             result.tables[name] = res
         result.changes = sum(t.changes for t in result.tables.values())
@@ -339,15 +339,13 @@ def record_progress(spark: SparkSession, target: T.Target, fresh: list[Row], txn
 def _table_task(
     tgt: T.Target,
     name: str,
-    k: int,
-    n: int,
     parts: list[Row],
     txn: Txn,
     count_rows: bool,
     added_defaults: dict[str, dict[str, Any]] | None,
     history: HistoryOptions,
 ) -> Task[TableResult]:
-    """Applying table ``k`` of ``n``, from its rows of the batch aggregate (one per op)."""
+    """Applying table ``name``, from its rows of the batch aggregate (one per op)."""
     # a truncate carries no key: the key comes from the newest row change, or, in a batch of
     # truncates only, from what the table recorded when it was created
     changes_only = [r for r in parts if r["op"] != Op.TRUNCATE]
@@ -365,7 +363,7 @@ def _table_task(
     schemas = sorted({s for r in parts for s in r["schemas"] if s})
 
     def run(spark: SparkSession, data: DataFrame) -> TableResult:
-        phases.table(k, n, name, stats.changes)
+        phases.table(name, stats.changes)
         keys = tuple(latest["keys"] or ()) if changes_only else (tgt.keys(spark, name) or ())
         res = apply_table(
             spark,

@@ -40,6 +40,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StringType, StructField, StructType, TimestampType
 
 from cdclake.apply import tables as T
+from cdclake.apply.plans import detached
 from cdclake.apply.scd1 import UPSERT, TableResult, Txn, expand
 from cdclake.errors import ConfigError
 from cdclake.model import (
@@ -297,15 +298,17 @@ def apply_history(
         incoming = incoming.withColumn("_late", late)
     else:
         incoming = incoming.withColumn("_late", F.lit(False))
-    incoming = _mark_fresh(incoming, prior, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    cached = _mark_fresh(incoming, prior, keys).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         change = F.struct("seq", POSITION_COL)
-        counts = incoming.agg(
+        counts = cached.agg(
             F.count_distinct(change).alias("changes"),
             F.count_distinct(F.when(F.col("_fresh"), change)).alias("fresh"),
             F.max(F.col("_fresh") & (F.col(KIND_COL) == TRUNCATE)).alias("truncate"),
         ).first()
         assert counts is not None
+        # what follows joins the batch with itself and the log several times: one leaf per copy
+        incoming = detached(cached)
         result.ignored += counts["changes"] - counts["fresh"]
         fresh = incoming.filter("_fresh").drop("seq", "_late", "_fresh")
         tracked = options.tracked(table.name, columns)
@@ -314,7 +317,7 @@ def apply_history(
         with txn("history-log"):
             fresh.write.format("delta").mode("append").save(table.log_path)
     finally:
-        incoming.unpersist()
+        cached.unpersist()
 
 
 def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> DataFrame:
