@@ -22,8 +22,7 @@ def detached(df: DataFrame) -> DataFrame:
     cache. Column names and types are kept; the columns are new attributes, so refer to them by
     name, not through ``df[...]`` objects made before.
     """
-    jdf = getattr(df, "_jdf", None)
-    if jdf is None or not hasattr(jdf, "queryExecution"):  # Spark Connect
+    if getattr(df, "_jdf", None) is None:  # Spark Connect
         return df
     jdf = df.select("*")._jdf  # a plan made now, so that the cache is substituted into it
     jsession = jdf.sparkSession()
