@@ -144,7 +144,9 @@ RAW_SCHEMA = StructType(
 ``key``/``value`` are the record's key and value as JSON text (``value`` null for a tombstone),
 ``headers`` the record headers as text, ``raw`` the input as read (the line, or the value).
 ``nested``: ``raw`` is a record object (a line that carries key, value and headers) and ``value``
-is derived from it; otherwise ``raw`` *is* ``value``. Formats parse ``raw`` once either way
+is derived from it, while ``key`` and ``headers`` are null: a format reads them from ``raw`` in
+the same parse as the value (:func:`cdclake.sources.record_field` reads them alone); otherwise
+``raw`` *is* ``value``. Formats parse ``raw`` once either way
 (:func:`cdclake.formats.base.parse_value`).
 """
 

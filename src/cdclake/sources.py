@@ -70,8 +70,9 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
     """``lines`` with columns ``line`` and ``lineage`` -> raw records.
 
     A line is a record object when its top-level keys include ``value`` and are all among
-    :data:`RECORD_FIELDS`; it is then ``nested``: its ``value`` is derived text, and a format
-    parses the line once with its own schema nested under ``value``
+    :data:`RECORD_FIELDS`; it is then ``nested``: its ``value`` is derived text, its ``key`` and
+    ``headers`` are left null (see :func:`record_field`), and a format parses the line once with
+    its own schema nested under ``value``
     (:func:`cdclake.formats.base.parse_value`) rather than parsing the re-serialized value again.
     Each step is its own projection so that Spark reads the keys once (in one projection the
     optimizer splits ``from_json`` into one parse per field it extracts).
@@ -82,21 +83,25 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
         & (F.size(F.array_except("_keys", F.array(*map(F.lit, RECORD_FIELDS)))) == 0),
         F.lit(False),
     )
-    parsed = keys.select(
-        "line",
-        "lineage",
-        is_record.alias("nested"),
-        F.when(is_record, F.from_json(F.col("line"), _RECORD_SCHEMA)).alias("_rec"),
-    )
-    rec = F.col("_rec")
+    parsed = keys.select("line", "lineage", is_record.alias("nested"))
+    # a record object's key and headers are read with its value, by the format's one parse of
+    # the line (``parse_value(..., record_fields=True)``): a column here would be a parse of
+    # its own, computed for every line whether a format reads it or not
     return parsed.select(
-        rec["key"].alias("key"),
+        F.lit(None).cast(RAW_SCHEMA["key"].dataType).alias("key"),
         value_text(F.col("line")).alias("value"),
-        rec["headers"].alias("headers"),
+        F.lit(None).cast(RAW_SCHEMA["headers"].dataType).alias("headers"),
         F.col("lineage").cast(RAW_SCHEMA["lineage"].dataType).alias("lineage"),
         F.col("line").alias("raw"),
         F.col("nested"),
     )
+
+
+def record_field(raw: Column, name: str) -> Column:
+    """A record object's ``key`` or ``headers``, from a raw record's ``raw`` and ``nested``
+    (null for a line that is not a record object): a parse of the line, so keep it inside a
+    branch that needs it (:func:`cdclake.formats.base.parse_value` reads them in its parse)."""
+    return F.when(F.col("nested"), F.from_json(raw, _RECORD_SCHEMA)[name])
 
 
 def value_text(raw: Column) -> Column:

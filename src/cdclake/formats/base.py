@@ -176,7 +176,7 @@ TOMBSTONE = "_tombstone"
 """Column :func:`parse_value` adds: the record's value is null (a Kafka tombstone)."""
 
 
-def parse_value(raw: DataFrame, schema: str) -> DataFrame:
+def parse_value(raw: DataFrame, schema: str, record_fields: bool = False) -> DataFrame:
     """``raw`` plus ``_v``: the value parsed ONCE with ``schema`` (a DDL string that ends with
     ``_malformed STRING``, which holds the text of a value that is not valid JSON), and
     :data:`TOMBSTONE`.
@@ -185,17 +185,28 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     under ``value``: the value is not re-serialized to text and parsed again. Only ``raw`` is
     read (it is the value itself when not nested); a record whose ``value`` is not an object (a
     JSON string holding the message, say) falls back to parsing that text.
+
+    ``record_fields``: the format reads ``key`` and ``headers``; a record object's are then read
+    in the same parse (the columns are replaced), not by a parse of their own.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from cdclake.sources import value_text
+    from cdclake.model import RAW_SCHEMA
+    from cdclake.sources import record_field, value_text
 
     options = {"columnNameOfCorruptRecord": MALFORMED}
     value_type = StructType.fromDDL(schema)
     assert isinstance(value_type, StructType), schema
     inner = StructType([f for f in value_type.fields if f.name != MALFORMED])
-    record_type = StructType([StructField("value", inner), StructField(MALFORMED, StringType())])
+    own = ("key", "headers") if record_fields else ()
+    record_type = StructType(
+        [
+            *[RAW_SCHEMA[name] for name in own],
+            StructField("value", inner),
+            StructField(MALFORMED, StringType()),
+        ]
+    )
     nested = F.col("nested")
     staged = raw.withColumn("_rec", F.when(nested, F.from_json(F.col("raw"), record_type, options)))
     rec = F.col("_rec")
@@ -207,8 +218,18 @@ def parse_value(raw: DataFrame, schema: str) -> DataFrame:
     # a line that looked like a record object but is not valid JSON is not a tombstone (a record
     # whose value is a string or a number did not fit ``record_type`` either, but has a text)
     broken = nested & rec[MALFORMED].isNotNull() & as_text.isNull()
+    # a record read whole gives its key and headers; one whose value did not parse reads them
+    # on its own; a Kafka record has them as columns
+    fields = [
+        F.when(use_rec, rec[name])
+        .when(nested, record_field(F.col("raw"), name))
+        .otherwise(F.col(name))
+        .alias(name)
+        for name in own
+    ]
     return staged.select(
-        *raw.columns,
+        *[c for c in raw.columns if c not in own],
+        *fields,
         F.when(use_rec, unwrapped)
         .when(broken, F.from_json(F.col("raw"), value_type, options))
         .otherwise(F.from_json(as_text, value_type, options))

@@ -235,7 +235,8 @@ class DebeziumFormat(Format):
         return either("op").isin(*OPS) | either("status").isin(*TRANSACTION_STATUS) | schema_change
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = parse_value(raw, _VALUE).withColumn("_key", _parsed_key(F.col("key")))
+        parsed = parse_value(raw, _VALUE, record_fields=True)
+        parsed = parsed.withColumn("_key", _parsed_key(F.col("key")))
         v = F.col("_v")
         enveloped = v["payload"].isNotNull()
         body = {
