@@ -648,12 +648,37 @@ def decode(
     """Raw records -> canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`).
 
     Runs one small job to find the distinct row schemas of the input; the result is a lazy
-    DataFrame over a persisted intermediate.
+    DataFrame over a persisted intermediate, which :func:`release` frees (``apply_changes``
+    does that itself).
 
     >>> changes = decode(sources.raw_from_lines(spark, lines), "debezium")  # doctest: +SKIP
     """
     env = decode_envelopes(raw, format_name, options)
     try:
-        return type_changes(env, options, table_schemas, table_keys)  # its collect reads env
+        changes = type_changes(env, options, table_schemas, table_keys)  # its collect reads env
+    except BaseException:
+        env.unpersist()
+        raise
     finally:
         release_detection(env)
+    return hand_over(changes, env)
+
+
+_CACHED_INPUT = "_cdclake_cached_input"
+
+
+def hand_over(changes: DataFrame, env: DataFrame) -> DataFrame:
+    """``changes``, made responsible for the persisted envelopes ``env`` it reads: whoever
+    caches the changes frees them with :func:`release`."""
+    setattr(changes, _CACHED_INPUT, env)
+    return changes
+
+
+def release(changes: DataFrame) -> None:
+    """Release the cached envelopes :func:`decode` keeps for ``changes`` (a no-op for any other
+    DataFrame). :func:`cdclake.apply.batch.apply_changes` calls it once it has cached the
+    changes itself; call it when you consume the changes another way and are done with them."""
+    env = getattr(changes, _CACHED_INPUT, None)
+    if env is not None:
+        env.unpersist()
+        delattr(changes, _CACHED_INPUT)

@@ -19,6 +19,7 @@ from cdclake.config import ApplyConfig
 from cdclake.decode import (
     decode,
     decode_envelopes,
+    hand_over,
     mark_errors,
     release_detection,
     type_changes,
@@ -76,6 +77,7 @@ def apply_raw(
             lambda t: target.keys(spark, t),
         )
         release_detection(env)  # the DDL and typing jobs have read the envelopes
+        changes = hand_over(changes, env)  # apply_changes frees them once it has cached its own
         result = apply_changes(
             changes,
             config.target,

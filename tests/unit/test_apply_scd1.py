@@ -283,3 +283,24 @@ def test_each_kind_of_bad_input_is_quarantined_with_its_reason(lake):
         ),
     ]
     assert (r.messages, r.changes, r.control, r.quarantined) == (5, 1, 0, 4)
+
+
+def test_initial_load_is_one_commit_and_later_batches_merge_nulls(lake):
+    """The first batch of a keyed table creates it with its rows in one commit (create table as
+    select, not a create and an append), with its key recorded and every column nullable, so a
+    later change that sets a column to null merges."""
+    from delta.tables import DeltaTable
+
+    lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=11),
+        ]
+    )
+    table = DeltaTable.forPath(lake.spark, str(lake.root / T))
+    commits = [(r["version"], r["operation"]) for r in table.history().collect()]
+    assert commits == [(0, "CREATE TABLE AS SELECT")]
+    assert table.detail().first()["properties"]["cdclake.keyColumns"] == "id"
+    assert all(f.nullable for f in lake.df(T).schema.fields)
+    lake.apply([event("u", after={"id": 1, "name": None, "qty": 3}, lsn=20)])
+    assert lake.rows(T) == [(1, None, 3), (2, "b", 2)]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from pyspark.sql import functions as F
+
 
 def ddl(sql: str, type_: str, es: int, table: str = "users", db: str = "shop") -> str:
     return json.dumps(
@@ -125,7 +127,14 @@ def test_progress_records_last_event_per_source(lake):
         format="canal",
         source="a.jsonl",
     )
-    prog = lake.spark.read.format("delta").load(str(lake.root / "_cdc_progress")).collect()
-    assert [(p["source"], p["records"], str(p["last_event_time"])) for p in prog] == [
+    inputs = (
+        lake.spark.read.format("delta")
+        .load(str(lake.root / "_cdc_sources"))
+        .filter("kind = 'input'")
+        .groupBy("source_id")
+        .agg(F.sum("messages").alias("records"), F.max("last_message_ts").alias("last"))
+        .collect()
+    )
+    assert [(p["source_id"], p["records"], str(p["last"])) for p in inputs] == [
         ("a.jsonl", 2, "2023-11-14 22:13:29")
     ]

@@ -23,6 +23,7 @@ from cdclake.apply import liveness
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
 from cdclake.apply.parallel import Task, run_all
+from cdclake.apply.plans import detached
 from cdclake.apply.scd1 import TableResult, Txn, apply_keyed, apply_truncates
 from cdclake.apply.scd2 import (
     ColumnChoice,
@@ -33,6 +34,7 @@ from cdclake.apply.scd2 import (
     history_fields,
     refuse_keyless,
 )
+from cdclake.decode import release
 from cdclake.errors import BadInputError
 from cdclake.model import CONTROL_OPS, DATA_OPS, DEFAULTS_KEY, POSITION_TYPE, Op
 
@@ -195,6 +197,7 @@ def apply_changes(
     1
     """
     spark = changes.sparkSession
+    decoded = changes  # holds the decode's cached envelopes, released once ours is built
     tgt = T.Target(target, dict(table_map or {}))
     txn = Txn(spark, app_id, batch_id)
     history = HistoryOptions(
@@ -209,12 +212,16 @@ def apply_changes(
         changes = changes.withColumn("_keep", keep)
     # the raw message is only kept for quarantine: good rows need not carry it in the cache
     changes = changes.withColumn("raw", F.when(F.col("error").isNotNull(), F.col("raw")))
-    changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
+    cached = changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         if keep is not None:
             result.excluded = changes.filter(~F.col("_keep")).count()
             changes = changes.filter(F.col("_keep")).drop("_keep")
-        per_op, progress, n_bad, per_source = _summarize(changes)
+        per_op, per_input, n_bad, per_source = _summarize(changes)  # computes the cache
+        release(decoded)
+        # every table's steps below plan against one leaf, not against the whole decode (whose
+        # plan grows with the batch's tables and schema versions)
+        changes = detached(changes)
         bad = changes.filter(F.col("error").isNotNull())
         if n_bad:
             reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
@@ -224,7 +231,6 @@ def apply_changes(
                 _raise_bad(bad)
             quarantine(spark, tgt, bad, txn, batch_id)
         good = changes.filter(F.col("error").isNull())
-        record_progress(spark, tgt, progress, txn)
         tables: dict[str, list[Row]] = {}
         for r in per_op:
             if r["op"] in CONTROL_OPS:
@@ -243,9 +249,10 @@ def apply_changes(
         for name, res in zip(names, run_all(spark, data, tasks, parallel_tables), strict=True):
             result.tables[name] = res
         result.changes = sum(t.changes for t in result.tables.values())
-        liveness.record(spark, tgt, per_source, per_op, result, txn, batch_id)
+        liveness.record(spark, tgt, per_source, per_input, per_op, result, txn, batch_id)
     finally:
-        changes.unpersist()
+        cached.unpersist()
+        release(decoded)
     return result
 
 
@@ -292,48 +299,6 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]
     per_source = [r for r in rows if not r["_per_id"] and not r["_bad"]]
     n_bad = sum(r["n"] for r in rows if r["_per_op"] and r["_per_id"] and r["_bad"])
     return per_op, progress, n_bad, per_source
-
-
-PROGRESS = "_cdc_progress"
-
-
-def record_progress(spark: SparkSession, target: T.Target, fresh: list[Row], txn: Txn) -> None:
-    """Per source (file or topic): last event time, last heartbeat, last input position seen.
-
-    The table is tiny (one row per source), so it is folded on the driver and rewritten.
-    ``fresh`` holds this batch's good changes per source (from :func:`_summarize`).
-    """
-    if not fresh:
-        return
-    path = target.system_path(PROGRESS)
-    rows: dict[str, dict[str, Any]] = {}
-    if DeltaTable.isDeltaTable(spark, path):
-        rows = {r["source"]: r.asDict() for r in spark.read.format("delta").load(path).collect()}
-
-    def later(a: Any, b: Any) -> Any:
-        return b if a is None else a if b is None else max(a, b)
-
-    for r in fresh:
-        old = rows.get(r["_source"], {})
-        rows[r["_source"]] = {
-            "source": r["_source"],
-            "last_event_time": later(old.get("last_event_time"), r["last_event_time"]),
-            "last_heartbeat": later(old.get("last_heartbeat"), r["last_heartbeat"]),
-            "last_position": r["last_position"]
-            if r["last_position"] is not None
-            else old.get("last_position"),
-            "last_offset": later(old.get("last_offset"), r["last_offset"]),
-            "records": (old.get("records") or 0) + r["n"],
-        }
-    schema = (
-        "source STRING, last_event_time TIMESTAMP, last_heartbeat TIMESTAMP, "
-        "last_position ARRAY<BIGINT>, last_offset BIGINT, records BIGINT"
-    )
-    df = spark.createDataFrame(list(rows.values()), schema).withColumn(
-        "updated_at", F.current_timestamp()
-    )
-    with txn("progress"):
-        df.write.format("delta").mode("overwrite").save(path)
 
 
 def _table_task(
@@ -415,15 +380,22 @@ def apply_table(
     props = {T.KEY_PROPERTY: ",".join(keys)} if keys else {}
     if scd_type == 2:
         props[T.SCD_TYPE_PROPERTY] = "2"
-    synced = T.sync_table(spark, path, full, props or None, defaults)
+    # an initial load of a keyed table creates it with its rows in one commit (see apply_keyed)
+    initial_load = (
+        scd_type == 1 and bool(keys) and not stats.truncates and not T.exists(spark, path)
+    )
+    synced = None if initial_load else T.sync_table(spark, path, full, props or None, defaults)
+    created = synced is None or synced.created
     if scd_type == 2 and T.cached_properties(spark, path).get(T.SCD_TYPE_PROPERTY) != "2":
         T.set_properties(spark, path, {T.SCD_TYPE_PROPERTY: "2"})
-    stored = synced.table.toDF().schema if ddl_defaults else StructType()
+    stored = synced.table.toDF().schema if ddl_defaults and synced else StructType()
     for c in ddl_defaults:
         if c not in row_struct.fieldNames() and c in stored.fieldNames():
             # every row of the batch predates the DDL: they all get its default
             row_struct = row_struct.add(StructField(c, stored[c].dataType, True))
-    new_columns = row_struct.fieldNames() if synced.created else [*synced.added, *ddl_defaults]
+    new_columns = (
+        [*synced.added, *ddl_defaults] if synced and not created else row_struct.fieldNames()
+    )
     defaults = {**ddl_defaults, **defaults}
     after = F.col("after").cast(row_struct)
     if defaults and new_columns:
@@ -440,7 +412,7 @@ def apply_table(
     )
     if history is not None and scd_type == 2:
         log_path = target.history_log_path(table)
-        empty = synced.created and not DeltaTable.isDeltaTable(spark, log_path)
+        empty = created and not DeltaTable.isDeltaTable(spark, log_path)
         where = HistoryTable(table, path, log_path, keys, empty)
         apply_history(spark, where, rows, row_struct, txn, result, history, defaults)
         return result
@@ -465,12 +437,15 @@ def apply_table(
                     txn,
                     result,
                     stats,
-                    empty=synced.created,
+                    empty=created,
+                    create=T.Creation(full, props) if initial_load else None,
                 )
             else:
                 apply_keyless(spark, target, table, rows, row_struct, txn, result)
     finally:
         rows.unpersist()
+    if initial_load and not (n_live and keys):  # no write created it: the table, empty
+        T.sync_table(spark, path, full, props or None, defaults)
     return result
 
 

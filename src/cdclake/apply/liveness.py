@@ -1,13 +1,15 @@
 """Where each source and table stands after every batch: the log ``<target>/_cdc_sources``.
 
 Every batch appends, from the one aggregate :func:`cdclake.apply.batch.apply_changes` already
-runs (no extra pass over the data), a few rows (one per source and one per table it touched):
+runs (no extra pass over the data), a few rows, in one commit: one per source, one per input
+(file or Kafka topic) and one per table it touched:
 
 ============== =============================================================================
 column         meaning
 ============== =============================================================================
-kind           ``source`` (one source id) or ``table`` (one target table)
-source_id      the source: see :func:`source_id`
+kind           ``source`` (one source id), ``input`` (one input file or topic) or ``table``
+               (one target table)
+source_id      the source: see :func:`source_id`; for ``input`` the file's URI or the topic
 table          the target table (``table`` rows only)
 batch_id       the streaming batch id (null for a batch over files)
 recorded_at    when the batch was applied (one value per batch: its rows share it)
@@ -22,6 +24,7 @@ last_position  the newest position among the table's changes (= the newest one a
 last_position_ts   the source time of that change
 key_columns, key_source  the key used and where it came from
 last_ddl       the newest DDL statement of the table in the batch
+last_offset    the newest line number or Kafka offset read from the input (``input`` rows)
 ============== =============================================================================
 
 **Freshness** of a table (seconds it is behind its source) at time ``now``::
@@ -53,7 +56,8 @@ SCHEMA = (
     "kind STRING, source_id STRING, `table` STRING, batch_id BIGINT, messages BIGINT, "
     "heartbeats BIGINT, txn_markers BIGINT, last_message_ts TIMESTAMP, "
     "last_heartbeat_ts TIMESTAMP, applied BIGINT, ignored BIGINT, last_position ARRAY<BIGINT>, "
-    "last_position_ts TIMESTAMP, key_columns ARRAY<STRING>, key_source STRING, last_ddl STRING"
+    "last_position_ts TIMESTAMP, key_columns ARRAY<STRING>, key_source STRING, last_ddl STRING, "
+    "last_offset BIGINT"
 )
 
 
@@ -86,13 +90,15 @@ def record(
     spark: SparkSession,
     target: Target,
     per_source: list[Row],
+    per_input: list[Row],
     per_op: list[Row],
     result: BatchResult,
     txn: Txn,
     batch_id: int | None,
 ) -> None:
-    """Append this batch's source and table rows to ``<target>/_cdc_sources``."""
+    """Append this batch's source, input and table rows to ``<target>/_cdc_sources``."""
     rows = [_source_row(r, batch_id) for r in per_source]
+    rows += [_input_row(r, batch_id) for r in per_input]
     tables: dict[str, list[Row]] = {}
     for r in per_op:
         if r["table"] is not None:
@@ -103,7 +109,10 @@ def record(
         return
     df = spark.createDataFrame(rows, SCHEMA).withColumn("recorded_at", F.current_timestamp())
     with txn("sources"):
-        df.write.format("delta").mode("append").save(target.system_path(SOURCES))
+        # mergeSchema: a log written before a column was added (``last_offset``) gains it
+        df.write.format("delta").mode("append").option("mergeSchema", "true").save(
+            target.system_path(SOURCES)
+        )
 
 
 def _source_row(r: Row, batch_id: int | None) -> dict[str, Any]:
@@ -116,6 +125,19 @@ def _source_row(r: Row, batch_id: int | None) -> dict[str, Any]:
         "txn_markers": r["n_txn_markers"],
         "last_message_ts": r["last_event_time"],
         "last_heartbeat_ts": r["last_heartbeat"],
+    }
+
+
+def _input_row(r: Row, batch_id: int | None) -> dict[str, Any]:
+    return {
+        "kind": "input",
+        "source_id": r["_source"],
+        "batch_id": batch_id,
+        "messages": r["n"],
+        "last_message_ts": r["last_event_time"],
+        "last_heartbeat_ts": r["last_heartbeat"],
+        "last_position": None if r["last_position"] is None else list(r["last_position"]),
+        "last_offset": r["last_offset"],
     }
 
 

@@ -247,11 +247,13 @@ def apply_keyed(
     result: TableResult,
     stats: TableStats,
     empty: bool = False,
+    create: T.Creation | None = None,
 ) -> None:
     """Apply one batch of a keyed table's changes (``rows`` has ``a``/``b`` typed images).
 
     ``empty``: the table was created by this batch, so there is nothing to match: the live rows
-    are appended without a MERGE (an initial load).
+    are appended without a MERGE (an initial load). ``create``: the table does not exist yet;
+    it is created with the live rows in one commit.
     """
     columns = [f.name for f in row_struct.fields]
     path = target.table_path(table)
@@ -309,7 +311,10 @@ def apply_keyed(
                 )
             )
             with txn("merge"):
-                inserts.write.format("delta").mode("append").save(path)
+                if create is not None:
+                    T.create_with_rows(inserts, path, create.schema, create.properties)
+                else:
+                    inserts.write.format("delta").mode("append").save(path)
             result.rows_now = ins
         else:
             n_source = source.count()

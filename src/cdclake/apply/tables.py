@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
 from cdclake.model import (
@@ -133,6 +133,19 @@ class Synced:
     added: tuple[str, ...]  # columns added to an existing table
 
 
+@dataclass(frozen=True)
+class Creation:
+    """A table to create with its first rows (:func:`create_with_rows`)."""
+
+    schema: StructType
+    properties: dict[str, str]
+
+
+def exists(spark: SparkSession, path: str) -> bool:
+    """Whether a Delta table is at ``path``."""
+    return bool(DeltaTable.isDeltaTable(spark, path))
+
+
 def ensure_table(
     spark: SparkSession,
     path: str,
@@ -182,6 +195,25 @@ def sync_table(
         table = DeltaTable.forPath(spark, path)
     finish_backfill(spark, path, table)
     return Synced(table, False, tuple(f.name for f in new))
+
+
+def create_with_rows(
+    df: DataFrame, path: str, schema: StructType, properties: dict[str, str] | None = None
+) -> None:
+    """Create the Delta table at ``path`` holding ``df``'s rows, in one commit (create table as
+    select): schema, properties and rows together, where a create and an append take two.
+
+    ``df`` has a column of every name in ``schema``; each is cast to its type there, so the
+    table's schema is exactly ``schema`` (every column nullable, as :func:`sync_table` makes it).
+    """
+    from pyspark.sql import functions as F
+
+    rows = df.select(*[F.col(quote(f.name)).cast(f.dataType).alias(f.name) for f in schema])
+    writer = rows.writeTo(f"delta.{quote(path)}").using("delta")
+    for k, v in (properties or {}).items():
+        writer = writer.tableProperty(k, v)
+    writer.create()
+    _PROPS[path] = dict(properties or {})
 
 
 def typed_default(name: str, data_type: DataType, value: Any) -> Column:
