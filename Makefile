@@ -16,8 +16,9 @@ demo: bootstrap
 
 # Unit and e2e tests alike; the e2e fixtures start their own broker, S3 server (s3proxy) and
 # Spark standalone cluster on free ports. Two pytest-xdist workers, each with its own Spark
-# session: the tests with real services run one after another on one worker (xdist group
-# "services", see tests/conftest.py) while the unit tests share out over both.
+# session: the tests with real services run one after another in two xdist groups, one worker
+# each ("services" and the kill -9 runs, "services-crash"; see tests/conftest.py), while the
+# unit tests share out over both.
 # TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 test: bootstrap

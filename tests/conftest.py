@@ -19,25 +19,31 @@ DATA = TESTS / "data"
 
 
 SERVICES = ("conformance", "e2e")
+# The kill -9 runs take half of the services' time (twelve driver JVMs one after another): they
+# get a group of their own, so that the two halves run on the two workers side by side.
+OWN_GROUP = {"test_streaming_crash.py": "services-crash"}
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``--dist loadgroup``) the cases with real services run on one worker.
+    """Under pytest-xdist (``--dist loadgroup``) the cases with real services run in two groups,
+    one worker each.
 
-    They start brokers, databases, a cluster and CLI JVMs of their own; one at a time keeps them
-    within the machine while the unit tests share out over the workers. This is what xdist does
-    for its ``xdist_group`` mark (a ``@group`` suffix on the node id, read by its scheduler),
-    which has no effect with pytest 9.2: node ids are objects there, so xdist's own rewrite of
-    the string is lost.
+    They start brokers, databases, a cluster and CLI JVMs of their own; one at a time per worker
+    keeps them within the machine while the unit tests share out over the workers. This is what
+    xdist does for its ``xdist_group`` mark (a ``@group`` suffix on the node id, read by its
+    scheduler), which has no effect with pytest 9.2: node ids are objects there, so xdist's own
+    rewrite of the string is lost.
     """
     if not config.getoption("loadgroup", False):  # set in xdist workers with --dist loadgroup
         return
     from _pytest.nodeid import coerce_node_id
 
     for item in items:
-        if item.path.relative_to(TESTS).parts[0] in SERVICES:
-            item._id = coerce_node_id(f"{item.nodeid}@services")
+        parts = item.path.relative_to(TESTS).parts
+        if parts[0] in SERVICES:
+            group = OWN_GROUP.get(parts[-1], "services")
+            item._id = coerce_node_id(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture(scope="session")
