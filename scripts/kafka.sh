@@ -223,8 +223,14 @@ do_start() {
   printf 'rootLogger.level = error\n' > "$DATA/log4j2-client.properties"
 
   if [ ! -f "$DATA/kraft-logs/meta.properties" ]; then
+    # A random UUID in URL-safe base64, as Kafka's own `random-uuid` makes it, and like it never
+    # starting with "-": the storage tool would read such an id as an option (1 start in 64).
     local cluster_id
-    cluster_id="$(python3 -c 'import base64, uuid; print(base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("="))')"
+    cluster_id="$(python3 -c '
+import base64, uuid
+while (cid := base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")).startswith("-"):
+    pass
+print(cid)')"
     if ! java_cp 256m -Dlog4j2.configurationFile="$DATA/log4j2-client.properties" \
         kafka.tools.StorageTool format -t "$cluster_id" -c "$DATA/server.properties" \
         >"$DATA/format.out" 2>&1; then
