@@ -382,7 +382,10 @@ def apply_table(
         props[T.SCD_TYPE_PROPERTY] = "2"
     # an initial load of a keyed table creates it with its rows in one commit (see apply_keyed)
     initial_load = (
-        scd_type == 1 and bool(keys) and not stats.truncates and not T.exists(spark, path)
+        scd_type == 1
+        and bool(keys)
+        and not stats.truncates
+        and not DeltaTable.isDeltaTable(spark, path)
     )
     synced = None if initial_load else T.sync_table(spark, path, full, props or None, defaults)
     created = synced is None or synced.created

@@ -141,11 +141,6 @@ class Creation:
     properties: dict[str, str]
 
 
-def exists(spark: SparkSession, path: str) -> bool:
-    """Whether a Delta table is at ``path``."""
-    return bool(DeltaTable.isDeltaTable(spark, path))
-
-
 def ensure_table(
     spark: SparkSession,
     path: str,
