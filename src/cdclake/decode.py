@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from functools import reduce
 
 from pyspark import StorageLevel
@@ -548,23 +548,6 @@ def type_changes(
     imageless = F.when(
         no_image & (F.col("op") == Op.DELETE) & (F.size("key_columns") == 0), NO_IDENTITY
     ).when(no_image, F.concat(F.lit("an "), F.col("op"), F.lit(" without a row image")))
-    # One projection types every group: each row finds its group once (``_group``), and each
-    # output column picks that group's expression. A union of one filtered copy per group would
-    # scan the envelopes once per group.
-    group = F.lit(None).cast("int")
-    for i, g in reversed(list(enumerate(groups))):
-        in_group = (
-            (F.col(_FORMAT) == g[_FORMAT])
-            & (F.col("table") == g["table"])
-            & F.col("schema_token").eqNullSafe(g["schema_token"])
-        )
-        group = F.when(typable & in_group, F.lit(i)).otherwise(group)
-    out: dict[str, Column] = {
-        f.name: F.col(f.name) if f.name in env.columns else F.lit(None).cast(f.dataType)
-        for f in CHANGE_SCHEMA.fields
-    }
-    out["error"] = F.coalesce(F.col("error"), imageless)
-    parsed: dict[str, Column] = {}  # each group's images parsed once, in a projection of its own
     group_specs: list[list[ColumnSpec] | DecodeError] = []
     for g in groups:
         try:
@@ -602,40 +585,95 @@ def type_changes(
         for g, specs in zip(groups, group_specs, strict=True)
     ]
     _check_tables(groups, conflicts, table_schemas)
-    for i, g in enumerate(groups):
-        mine = F.col("_group") == i
+    plans = [
+        _plan(g, specs, conflict, settled_per_table[g["table"]], table_keys)
+        for g, specs, conflict in zip(groups, group_specs, conflicts, strict=True)
+    ]
+    # Groups that type their rows alike (tables of one layout: shards, tenants, partitions)
+    # share one plan: each row finds its plan once (``_plan``), and each output column picks
+    # that plan's expression. Expressions are built per plan, not per table, so the driver's
+    # planning and Spark's analysis do not grow with the number of tables of one layout.
+    # (A union of one filtered copy per group would scan the envelopes once per group.)
+    shapes: dict[tuple[object, ...], int] = {}
+    for p in plans:
+        shapes.setdefault(p.signature, len(shapes))
+    by_shape = {shapes[p.signature]: p for p in plans}
+    # a row's plan: one test per (format, token, plan), its tables as a set
+    members: dict[tuple[str, str | None, int], list[str]] = {}
+    for g, p in zip(groups, plans, strict=True):
+        members.setdefault((g[_FORMAT], g["schema_token"], shapes[p.signature]), []).append(
+            g["table"]
+        )
+    index = F.lit(None).cast("int")
+    for (fmt_name, token, i), tables in reversed(members.items()):
+        in_group = (
+            (F.col(_FORMAT) == fmt_name)
+            & F.col("schema_token").eqNullSafe(F.lit(token))
+            & F.col("table").isin(*tables)
+        )
+        index = F.when(typable & in_group, F.lit(i)).otherwise(index)
+    out: dict[str, Column] = {
+        f.name: F.col(f.name) if f.name in env.columns else F.lit(None).cast(f.dataType)
+        for f in CHANGE_SCHEMA.fields
+    }
+    out["error"] = F.coalesce(F.col("error"), imageless)
+    parsed: dict[str, Column] = {}  # each plan's images parsed once, in a projection of its own
+    for i, plan in sorted(by_shape.items()):
+        mine = F.col("_plan") == i
         key_columns = F.col("key_columns")
-        if not g["keyed"] and (keys := table_keys(g["table"])):
-            key_columns = F.array(*map(F.lit, keys))
+        if plan.keys is not None:
             # no key in the message or the configuration: the CREATE TABLE seen earlier names it
-            out["key_columns"] = F.when(mine, F.array(*map(F.lit, keys))).otherwise(
-                out["key_columns"]
-            )
+            key_columns = F.array(*map(F.lit, plan.keys))
+            out["key_columns"] = F.when(mine, key_columns).otherwise(out["key_columns"])
             out["key_source"] = F.when(mine, F.lit(KeySource.DDL)).otherwise(out["key_source"])
-        specs = group_specs[i]
-        if isinstance(specs, DecodeError):
-            out["error"] = F.when(mine, F.lit(str(specs))).otherwise(out["error"])
+        if plan.error is not None:
+            out["error"] = F.when(mine, F.lit(plan.error)).otherwise(out["error"])
             continue
-        if conflicts[i] is not None:
-            out["error"] = F.when(mine, F.lit(conflicts[i])).otherwise(out["error"])
-            continue
-        settled = settled_per_table[g["table"]]
-        specs = [fit_spec(s, settled[s.name.lower()]) for s in specs]
         for image in ("before", "after"):
             parsed[f"_{image}{i}"] = F.when(
-                mine, F.from_json(F.col(f"{image}_text"), _text_struct(specs))
+                mine, F.from_json(F.col(f"{image}_text"), _text_struct(plan.specs))
             )
         typed_columns = _typed_columns(
-            specs, F.col(f"_before{i}"), F.col(f"_after{i}"), key_columns
+            plan.specs, F.col(f"_before{i}"), F.col(f"_after{i}"), key_columns
         )
         for name, typed in typed_columns.items():
             out[name] = F.when(mine, typed).otherwise(out[name])
-    staged = env.withColumn("_group", group)
+    staged = env.withColumn("_plan", index)
     if parsed:
         staged = staged.withColumns(parsed)
     return staged.select(
         *[out[f.name].cast(f.dataType).alias(f.name) for f in CHANGE_SCHEMA.fields]
     )
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How the rows of one ``(format, table, schema_token)`` group are typed: ``specs`` fitted
+    to the settled types, or ``error`` for every row; ``keys`` replaces a keyless row's key."""
+
+    signature: tuple[object, ...]
+    specs: list[ColumnSpec]
+    error: str | None = None
+    keys: tuple[str, ...] | None = None
+
+
+def _plan(
+    group: Row,
+    specs: list[ColumnSpec] | DecodeError,
+    conflict: str | None,
+    settled: dict[str, DataType],
+    table_keys: TableKeys,
+) -> _Plan:
+    keys = None if group["keyed"] else table_keys(group["table"]) or None
+    error = str(specs) if isinstance(specs, DecodeError) else conflict
+    if error is not None or isinstance(specs, DecodeError):
+        return _Plan(("error", error, keys), [], error=error, keys=keys)
+    fitted = [fit_spec(s, settled[s.name.lower()]) for s in specs]
+    # what the expressions depend on: the format and the token (or, without one, the column
+    # types, from which the format's specs follow), the fitted types and the key
+    columns = tuple((s.name, s.data_type.simpleString(), s.expected, s.default) for s in fitted)
+    signature = (group[_FORMAT], group["schema_token"], columns, keys)
+    return _Plan(signature, fitted, keys=keys)
 
 
 def decode(
