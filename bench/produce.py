@@ -86,7 +86,9 @@ def main() -> None:
             messages = produce.encode(changes, fmt, EncodeOptions(tombstones=False))
             good = messages.filter("error is null and skipped is null").select("key", "value")
             summary[f"publish_{fmt}_eps"] = _time(
-                f"publish {fmt}", events, lambda good=good: _sink(good, bootstrap, f"p-{fmt}")
+                f"publish {fmt}",
+                events,
+                lambda good=good, fmt=fmt: _sink(good, bootstrap, f"p-{fmt}"),
             )
             lines = good.select(
                 produce.record_line(good).alias("line"),
@@ -103,7 +105,7 @@ def main() -> None:
             summary[f"convert_{fmt}_to_{target}_eps"] = _time(
                 f"convert {fmt} -> {target}",
                 events,
-                lambda c=converted: _sink(c, bootstrap, f"c-{fmt}"),
+                lambda c=converted, fmt=fmt: _sink(c, bootstrap, f"c-{fmt}"),
             )
             lines.unpersist()
     print(json.dumps({k: round(v) for k, v in summary.items()}))

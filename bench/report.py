@@ -274,6 +274,7 @@ def build(
             "seed": args.seed,
             "wall_seconds": round(wall, 1),
             "deletion_vectors": args.deletion_vectors,
+            "warmup": getattr(args, "warmup", False),
             "many_tables": args.tables if getattr(args, "many_tables", False) else None,
             "streaming": getattr(args, "streaming", False),
             "stream_seconds": getattr(args, "stream_seconds", None),
@@ -306,6 +307,7 @@ def markdown(s: dict[str, Any]) -> str:
         f"Settings: events {st['events']}, keys = events/10, MERGE tables {st['table_sizes']} "
         f"with a {st['merge_batch']:,}-change batch, {st['repeat']} repeat(s), seed {st['seed']};"
         f" deletion vectors {'on' if st.get('deletion_vectors') else 'off'} in every table;"
+        f" {'every contender warmed up once, untimed' if st.get('warmup') else 'no warm-up'};"
         f" run took {st['wall_seconds']:.0f} s.",
         "",
         "## Results",

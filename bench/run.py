@@ -25,6 +25,7 @@ from bench.autocdc import AutoCdc, first_line, free_port
 from bench.measure import Measurement, repeat
 
 BENCH = Path(__file__).resolve().parent
+WARMUP_EVENTS = 2000
 console = Console(stderr=True)
 
 
@@ -77,6 +78,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="copy the report to bench/results/latest.* (default: yes unless --smoke)",
     )
     p.add_argument("--seed", type=int, default=42)
+    p.add_argument(
+        "--warmup",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="before any timing, run every contender once, untimed, on a small input "
+        f"({WARMUP_EVENTS:,} events) so that the first one measured does not pay the JVM's "
+        "class loading and JIT for all of them (default: on)",
+    )
     p.add_argument(
         "--deletion-vectors",
         action=argparse.BooleanOptionalAction,
@@ -227,6 +236,43 @@ class Bench:
             self.spark.catalog.clearCache()  # cdclake's decode leaves a persisted frame behind
         self.results.append(m)
         return m
+
+    def warm_up(self, fmts: list[str]) -> None:
+        """Every contender of this run once on a small input, untimed, in the job group
+        ``warmup`` (which the profile leaves out): the JVM loads its classes and compiles the
+        hot paths of the JSON reader, Delta and the codegen before the first measurement, so
+        that the contender measured first does not pay it for the others."""
+        sp, n, a = self.spark, WARMUP_EVENTS, self.args
+        w = self.work / "warmup"
+        jobs: list[tuple[str, Callable[[], object]]] = []
+        for fmt in fmts:
+            path = self.events_file(fmt, n, self.keys_for(n), 100)
+            jobs += [
+                (f"{fmt} floor-parse", C.floor_parse(sp, path, fmt)),
+                (f"{fmt} floor-write", C.floor_write(sp, path, fmt, w / fmt / "floor")),
+                (f"{fmt} decode", C.decode(sp, path, fmt, fmt)),
+                (f"{fmt} apply", C.apply(sp, path, fmt, w / fmt / "lake")),
+            ]
+            if fmt == "debezium":
+                jobs.append(("recipe", C.recipe(sp, path, w / "recipe")))
+        if a.many_tables:
+            path = self.events_file("debezium", n, self.keys_for(n), 100, min(a.tables, 10))
+            jobs += [
+                ("apply-many", C.apply(sp, path, "debezium", w / "many")),
+                ("recipe-many", C.recipe_many(sp, path, w / "many-recipe")),
+            ]
+        t0 = time.perf_counter()
+        self.spark.sparkContext.setJobGroup("warmup", "warm-up, untimed")
+        try:
+            for _, job in jobs:
+                job()
+                self.spark.catalog.clearCache()
+        finally:
+            sc = self.spark.sparkContext
+            sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+            shutil.rmtree(w, ignore_errors=True)
+        took = time.perf_counter() - t0
+        log(f"warm-up: {len(jobs)} contenders on {n:,} events, untimed, in {took:.1f}s")
 
     def unavailable(self, contender: str, fmt: str, n: int, reason: str) -> None:
         self.results.append(Measurement(contender, fmt, n, status="not available", reason=reason))
@@ -466,6 +512,8 @@ class Bench:
             for f in fmts
         }
         self.start_spark()
+        if a.warmup:
+            self.warm_up(fmts if a.core else [])
         # the Connect service AUTO CDC needs starts only when the core contenders run
         self.autocdc = AutoCdc(self.spark, self.work / "pipelines") if a.core else None
         try:
