@@ -53,6 +53,7 @@ def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
     if headline["autocdc_eps"] is None:
         assert headline["autocdc_reason"], f"autocdc_eps is null without a reason: {last}"
     report = json.loads((out / "report.json").read_text())
+    assert report["settings"]["warmup"], "the contenders ran without their untimed warm-up"
     contenders = {r["contender"] for r in report["results"]}
     assert {"floor-parse", "floor-write", "decode", "apply-empty", "recipe-empty"} <= contenders
     assert {"apply-scd2-empty", "apply-scd2-existing"} <= contenders
@@ -69,7 +70,7 @@ def new_cases(
     proc = run_bench(
         out,
         *("--no-core", "--many-tables", "--tables", "5", "--streaming", "--events", "2000"),
-        *("--stream-seconds", "10", "--repeat", "1", "--no-publish"),
+        *("--stream-seconds", "10", "--repeat", "1", "--no-publish", "--no-warmup"),
         timeout=840,
     )
     return out, proc
