@@ -244,27 +244,27 @@ class Bench:
         that the contender measured first does not pay it for the others."""
         sp, n, a = self.spark, WARMUP_EVENTS, self.args
         w = self.work / "warmup"
-        jobs: list[tuple[str, Callable[[], object]]] = []
+        jobs: list[Callable[[], object]] = []
         for fmt in fmts:
             path = self.events_file(fmt, n, self.keys_for(n), 100)
             jobs += [
-                (f"{fmt} floor-parse", C.floor_parse(sp, path, fmt)),
-                (f"{fmt} floor-write", C.floor_write(sp, path, fmt, w / fmt / "floor")),
-                (f"{fmt} decode", C.decode(sp, path, fmt, fmt)),
-                (f"{fmt} apply", C.apply(sp, path, fmt, w / fmt / "lake")),
+                C.floor_parse(sp, path, fmt),
+                C.floor_write(sp, path, fmt, w / fmt / "floor"),
+                C.decode(sp, path, fmt, fmt),
+                C.apply(sp, path, fmt, w / fmt / "lake"),
             ]
             if fmt == "debezium":
-                jobs.append(("recipe", C.recipe(sp, path, w / "recipe")))
+                jobs.append(C.recipe(sp, path, w / "recipe"))
         if a.many_tables:
             path = self.events_file("debezium", n, self.keys_for(n), 100, min(a.tables, 10))
             jobs += [
-                ("apply-many", C.apply(sp, path, "debezium", w / "many")),
-                ("recipe-many", C.recipe_many(sp, path, w / "many-recipe")),
+                C.apply(sp, path, "debezium", w / "many"),
+                C.recipe_many(sp, path, w / "many-recipe"),
             ]
         t0 = time.perf_counter()
         self.spark.sparkContext.setJobGroup("warmup", "warm-up, untimed")
         try:
-            for _, job in jobs:
+            for job in jobs:
                 job()
                 self.spark.catalog.clearCache()
         finally:
