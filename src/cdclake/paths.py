@@ -79,6 +79,19 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
         raise OSError(f"could not move {source} to {target}")
 
 
+def read_text(spark: SparkSession, location: str) -> str | None:
+    """A small file's text (UTF-8), read on the driver; None when it is not there."""
+    fs, path = _fs(spark, location)
+    if not fs.exists(path):
+        return None
+    jvm: Any = spark._jvm
+    stream = fs.open(path)
+    try:
+        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+
+
 def list_visible_files(spark: SparkSession, location: str) -> list[str] | None:
     """The files of a folder (not starting with ``.`` or ``_``) in name order; ``[location]``
     for a file; None when nothing is there."""

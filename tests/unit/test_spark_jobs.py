@@ -73,8 +73,8 @@ def test_auto_adds_no_job_to_decide_the_format(spark: SparkSession, tmp_path: Pa
 def test_initial_load_counts_no_rows_in_extra_jobs(spark: SparkSession, tmp_path: Path) -> None:
     """Before: 34 jobs for a single-table batch into an empty target (a count of the source, a
     count of the inserts through a join with the tombstones just written, a count of the new
-    table), then 22 (with a separate progress table): 19 since progress is a row of
-    ``_cdc_sources``."""
+    table), then 22 (with a separate progress table), 19 once progress became a row of
+    ``_cdc_sources``, 17 since the counts come from the creating commits' metrics."""
     inserts, delete = 0, 5  # lines of the seed
     path = tmp_path / "in.jsonl"
     path.write_text(
@@ -93,4 +93,23 @@ def test_initial_load_counts_no_rows_in_extra_jobs(spark: SparkSession, tmp_path
         str(tmp_path / "lake" / "_cdc_tombstones" / table.table)
     )
     assert [r["id"] for r in tombstones.collect()] == [1]
-    assert jobs <= 19
+    assert jobs <= 17
+
+
+def test_initial_load_counts_without_commit_metrics(spark: SparkSession, tmp_path: Path) -> None:
+    """With Delta's commit metrics turned off the counts come from one aggregate instead, and
+    say the same."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        "\n".join([_line(0, 1, 100), _line(0, 2, 101), _line(0, 3, 102), _line(5, 1, 103)])
+    )
+    target = str(tmp_path / "lake")
+    spark.conf.set("spark.databricks.delta.history.metricsEnabled", "false")
+    try:
+        result = apply_changes(read_changes(spark, [str(path)]), target)
+    finally:
+        spark.conf.unset("spark.databricks.delta.history.metricsEnabled")
+
+    (table,) = result.tables.values()
+    stored = spark.read.format("delta").load(str(tmp_path / "lake" / table.table)).count()
+    assert (table.changes, table.inserted, table.ignored, table.rows_now, stored) == (4, 2, 1, 2, 2)

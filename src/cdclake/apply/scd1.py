@@ -296,12 +296,6 @@ def apply_keyed(
         }
         live = f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)"
         if empty:
-            # one aggregate gives both counts; the table is new, so the append writes exactly
-            # the live rows and the table holds them alone
-            counts = joined.alias("s").agg(F.count(F.lit(1)), F.count_if(F.expr(live))).first()
-            n_source, ins, upd, dele = (
-                (int(counts[0]), int(counts[1]), 0, 0) if counts else (0,) * 4
-            )
             inserts = (
                 joined.alias("s")
                 .filter(live)
@@ -315,6 +309,11 @@ def apply_keyed(
                     T.create_with_rows(inserts, path, create.schema, create.properties)
                 else:
                     inserts.write.format("delta").mode("append").save(path)
+            # the table is new, so it holds exactly the live rows
+            n_source, ins = _initial_counts(
+                spark, target, table, joined, live, stats, create is not None and not had_tombstones
+            )
+            upd = dele = 0
             result.rows_now = ins
         else:
             n_source = source.count()
@@ -343,6 +342,31 @@ def apply_keyed(
         result.ignored += n_source - ins - upd - dele
     finally:
         source.unpersist()
+
+
+def _initial_counts(
+    spark: SparkSession,
+    target: T.Target,
+    table: str,
+    joined: DataFrame,
+    live: str,
+    stats: TableStats,
+    from_commits: bool,
+) -> tuple[int, int]:
+    """(source rows, live rows) of an initial load.
+
+    ``from_commits``: this batch created the table and its first tombstones, with no earlier
+    tombstones to hold rows back, so every upsert was written and every delete became a
+    tombstone; the two creating commits say how many rows each wrote, without a Spark job.
+    Otherwise (or when a commit does not say), one aggregate counts both.
+    """
+    if from_commits:
+        ins = T.created_rows(spark, target.table_path(table))
+        dels = T.created_rows(spark, target.tombstone_path(table)) if stats.deletes else 0
+        if ins is not None and dels is not None:
+            return ins + dels, ins
+    counts = joined.alias("s").agg(F.count(F.lit(1)), F.count_if(F.expr(live))).first()
+    return (int(counts[0]), int(counts[1])) if counts else (0, 0)
 
 
 def _and(conds: Sequence[Column]) -> Column:

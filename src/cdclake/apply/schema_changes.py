@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
@@ -346,17 +346,31 @@ class DdlBatch:
     added_defaults: dict[str, dict[str, Any]]  # table -> column added with a default -> value
 
 
+def _source_order(r: Row) -> tuple[Any, ...]:
+    """Spark's ascending order of ``(position, seq)``: nulls first, arrays element by element."""
+
+    def nulls_first(v: Any) -> tuple[bool, Any]:
+        return (v is not None, v if v is not None else 0)
+
+    position = r["position"]
+    return (
+        position is not None,
+        [nulls_first(x) for x in position or []],
+        nulls_first(r["seq"]),
+    )
+
+
 def apply_ddl_records(env: DataFrame, target: T.Target, policy: DdlPolicy, txn: Txn) -> DdlBatch:
     """Apply the batch's DDL records in source order.
 
     DDL records are few (one per statement), so they are collected to the driver.
     """
     spark = env.sparkSession
-    records = (
+    records = sorted(  # on the driver: a sort in Spark would cost two more jobs for a few rows
         env.filter((F.col("op") == Op.DDL) & F.col("error").isNull())
         .select("table", "detail", "meta", "position", "seq", "lineage", "source_ts")
-        .orderBy("position", "seq")
-        .collect()
+        .collect(),
+        key=_source_order,
     )
     if not records:
         return DdlBatch({}, {})

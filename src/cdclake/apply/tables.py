@@ -31,7 +31,7 @@ from cdclake.model import (
     SOURCE_TS_COL,
     is_source_column,
 )
-from cdclake.paths import join
+from cdclake.paths import join, read_text
 
 SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
 QUARANTINE = "_cdc_quarantine"
@@ -209,6 +209,23 @@ def create_with_rows(
         writer = writer.tableProperty(k, v)
     writer.create()
     _PROPS[path] = dict(properties or {})
+
+
+def created_rows(spark: SparkSession, path: str) -> int | None:
+    """The rows the write that created the table at ``path`` wrote (version 0's commit).
+
+    Delta records them in the commit's ``commitInfo.operationMetrics.numOutputRows``; reading
+    the one small commit file on the driver costs no Spark job, where counting the rows again
+    costs two. None when the commit does not say (metrics turned off with
+    ``spark.databricks.delta.history.metricsEnabled=false``, or another writer).
+    """
+    text = read_text(spark, join(path, "_delta_log", f"{0:020d}.json"))
+    for line in (text or "").splitlines():
+        info = json.loads(line).get("commitInfo") if "commitInfo" in line else None
+        if info is not None:
+            n = (info.get("operationMetrics") or {}).get("numOutputRows")
+            return int(n) if n is not None else None
+    return None
 
 
 def typed_default(name: str, data_type: DataType, value: Any) -> Column:
