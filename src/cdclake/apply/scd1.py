@@ -310,8 +310,9 @@ def apply_keyed(
                 else:
                     inserts.write.format("delta").mode("append").save(path)
             # the table is new, so it holds exactly the live rows
+            from_commits = create is not None and not had_tombstones
             n_source, ins = _initial_counts(
-                spark, target, table, joined, live, stats, create is not None and not had_tombstones
+                spark, joined, live, path, tomb_path if stats.deletes else None, from_commits
             )
             upd = dele = 0
             result.rows_now = ins
@@ -346,23 +347,23 @@ def apply_keyed(
 
 def _initial_counts(
     spark: SparkSession,
-    target: T.Target,
-    table: str,
     joined: DataFrame,
     live: str,
-    stats: TableStats,
+    path: str,
+    tomb_path: str | None,
     from_commits: bool,
 ) -> tuple[int, int]:
     """(source rows, live rows) of an initial load.
 
     ``from_commits``: this batch created the table and its first tombstones, with no earlier
     tombstones to hold rows back, so every upsert was written and every delete became a
-    tombstone; the two creating commits say how many rows each wrote, without a Spark job.
-    Otherwise (or when a commit does not say), one aggregate counts both.
+    tombstone (``tomb_path``: None when the batch has no deletes); the two creating commits say
+    how many rows each wrote, without a Spark job. Otherwise (or when a commit does not say),
+    one aggregate counts both.
     """
     if from_commits:
-        ins = T.created_rows(spark, target.table_path(table))
-        dels = T.created_rows(spark, target.tombstone_path(table)) if stats.deletes else 0
+        ins = T.created_rows(spark, path)
+        dels = T.created_rows(spark, tomb_path) if tomb_path is not None else 0
         if ins is not None and dels is not None:
             return ins + dels, ins
     counts = joined.alias("s").agg(F.count(F.lit(1)), F.count_if(F.expr(live))).first()
