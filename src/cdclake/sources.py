@@ -14,6 +14,7 @@ record has::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -127,13 +128,21 @@ def _file_uri(path: Column) -> Column:
     return F.regexp_replace(path, r"^file:///", "file:/")
 
 
-def number_lines(text: DataFrame) -> DataFrame:
+# Up to this many file splits, the lines' offsets travel inside the plan as one literal map;
+# more take a broadcast join (whose small side costs a Spark job of its own to collect).
+LITERAL_SPLITS = 1000
+_SEP = "\x00"  # between a split's file and start in the map's keys: no URI holds it
+
+
+def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> DataFrame:
     """Give each line its file and 1-based line number (input: :func:`text_with_files`).
 
     Spark's text source does not expose line numbers. Rows of one file split are read in order
     and get consecutive ``monotonically_increasing_id`` values, so a line's number is the lines of
     the file's earlier splits plus its rank inside its split. The per-split counts are a tiny
-    aggregate; nothing proportional to the data reaches the driver.
+    aggregate; nothing proportional to the data reaches the driver. Each split's shift (line
+    number minus id) is looked up in a literal map (Spark folds it once and looks keys up by
+    hash), or, beyond ``literal_splits`` splits, joined from a broadcast table.
     """
     spark = text.sparkSession
     base = text.select(
@@ -147,24 +156,29 @@ def number_lines(text: DataFrame) -> DataFrame:
         .agg(F.count(F.lit(1)).alias("n"), F.min("mid").alias("first"))
         .collect()
     )
-    offsets = []
+    shifts = []
     running: dict[str, int] = {}
     for b in sorted(blocks, key=lambda r: (r["file"], r["block"])):
         before = running.get(b["file"], 0)
-        offsets.append((b["file"], b["block"], before, b["first"]))
+        shifts.append((b["file"], b["block"], before - b["first"] + 1))
         running[b["file"]] = before + b["n"]
-    if not offsets:
+    if not shifts:
         return spark.createDataFrame(
             [], "line STRING, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>"
         )
-    split_df = spark.createDataFrame(
-        offsets, "file STRING, block BIGINT, before BIGINT, first BIGINT"
-    )
-    numbered = base.join(F.broadcast(split_df), ["file", "block"])
+    if len(shifts) <= literal_splits:
+        table = F.from_json(
+            F.lit(json.dumps({f"{f}{_SEP}{b}": s for f, b, s in shifts})), "map<string,bigint>"
+        )
+        key = F.concat_ws(_SEP, F.col("file"), F.col("block").cast("string"))
+        numbered = base.withColumn("shift", table[key])
+    else:
+        split_df = spark.createDataFrame(shifts, "file STRING, block BIGINT, shift BIGINT")
+        numbered = base.join(F.broadcast(split_df), ["file", "block"])
     lineage = F.struct(
         F.col("file").alias("source"),
         F.lit(None).cast("int").alias("partition"),
-        (F.col("before") + F.col("mid") - F.col("first") + 1).alias("offset"),
+        (F.col("mid") + F.col("shift")).alias("offset"),
     )
     return numbered.select("line", lineage.alias("lineage"))
 
