@@ -58,14 +58,21 @@ def apply_raw(
     config: ApplyConfig,
     app_id: str | None = None,
     batch_id: int | None = None,
+    messages: int | None = None,
 ) -> BatchResult:
+    """Decode and apply one batch of raw records. ``messages``: how many records ``raw`` holds,
+    when the caller counted them already (the line numbers of files, a Kafka batch's stats);
+    otherwise ``raw`` is cached and counted here."""
     spark = raw.sparkSession
     target = Target(config.target, dict(config.table_map))
-    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    counted = messages is None
+    if counted:
+        raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
     env = None
     try:
         progress.phase("reading")
-        messages = raw.count()
+        if messages is None:
+            messages = raw.count()
         progress.phase("decoding", f"{messages} messages")
         options = config.decode_options()
         env = decode_envelopes(raw, config.format, options)
@@ -99,13 +106,15 @@ def apply_raw(
         if env is not None:
             release_detection(env)
             env.unpersist()
-        raw.unpersist()
+        if counted:
+            raw.unpersist()
 
 
 def run_batch(spark: SparkSession, config: ApplyConfig) -> BatchResult:
     """Apply every line of the input files in one batch."""
     config.check()
-    return apply_raw(sources.read_files(spark, config.inputs), config)
+    raw, messages = sources.read_files_counted(spark, config.inputs)
+    return apply_raw(raw, config, messages=messages)
 
 
 def app_id_for(checkpoint: str) -> str:
@@ -133,7 +142,8 @@ def run_stream(
     app_id = app_id_for(config.checkpoint)
 
     def each(batch: DataFrame, batch_id: int) -> None:
-        result = apply_raw(sources.raw_from_text(batch), config, app_id, batch_id)
+        raw, messages = sources.counted_raw_from_text(batch)
+        result = apply_raw(raw, config, app_id, batch_id, messages)
         total.merge(result)
         if on_batch is not None:
             on_batch(batch_id, result)

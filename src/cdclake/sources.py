@@ -135,7 +135,13 @@ _SEP = "\x00"  # between a split's file and start in the map's keys: no URI hold
 
 
 def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> DataFrame:
-    """Give each line its file and 1-based line number (input: :func:`text_with_files`).
+    """Give each line its file and 1-based line number (input: :func:`text_with_files`)."""
+    return numbered_lines(text, literal_splits)[0]
+
+
+def numbered_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> tuple[DataFrame, int]:
+    """:func:`number_lines`, and the number of records (lines that are not blank), which the
+    same aggregate counts.
 
     Spark's text source does not expose line numbers. Rows of one file split are read in order
     and get consecutive ``monotonically_increasing_id`` values, so a line's number is the lines of
@@ -153,9 +159,14 @@ def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> DataF
     )
     blocks = (
         base.groupBy("file", "block")
-        .agg(F.count(F.lit(1)).alias("n"), F.min("mid").alias("first"))
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.min("mid").alias("first"),
+            F.count_if(_not_blank(F.col("line"))).alias("records"),
+        )
         .collect()
     )
+    records = sum(b["records"] for b in blocks)
     shifts = []
     running: dict[str, int] = {}
     for b in sorted(blocks, key=lambda r: (r["file"], r["block"])):
@@ -163,9 +174,10 @@ def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> DataF
         shifts.append((b["file"], b["block"], before - b["first"] + 1))
         running[b["file"]] = before + b["n"]
     if not shifts:
-        return spark.createDataFrame(
+        empty = spark.createDataFrame(
             [], "line STRING, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>"
         )
+        return empty, 0
     if len(shifts) <= literal_splits:
         table = F.from_json(
             F.lit(json.dumps({f"{f}{_SEP}{b}": s for f, b, s in shifts})), "map<string,bigint>"
@@ -180,7 +192,11 @@ def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> DataF
         F.lit(None).cast("int").alias("partition"),
         (F.col("mid") + F.col("shift")).alias("offset"),
     )
-    return numbered.select("line", lineage.alias("lineage"))
+    return numbered.select("line", lineage.alias("lineage")), records
+
+
+def _not_blank(line: Column) -> Column:
+    return F.trim(line) != ""
 
 
 def text_with_files(text: DataFrame) -> DataFrame:
@@ -194,13 +210,23 @@ def text_with_files(text: DataFrame) -> DataFrame:
 
 def raw_from_text(text: DataFrame) -> DataFrame:
     """Lines from :func:`text_with_files` -> raw records with file + line lineage."""
-    lines = number_lines(text).filter(F.trim(F.col("line")) != "")
-    return raw_from_lines_df(lines)
+    return counted_raw_from_text(text)[0]
+
+
+def counted_raw_from_text(text: DataFrame) -> tuple[DataFrame, int]:
+    """:func:`raw_from_text`, and how many records it holds (counted with the line numbers)."""
+    lines, records = numbered_lines(text)
+    return raw_from_lines_df(lines.filter(_not_blank(F.col("line")))), records
 
 
 def read_files(spark: SparkSession, paths: Iterable[str | Path]) -> DataFrame:
     """Raw records from JSON-lines files or directories of them, with file + line lineage."""
-    return raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))))
+    return read_files_counted(spark, paths)[0]
+
+
+def read_files_counted(spark: SparkSession, paths: Iterable[str | Path]) -> tuple[DataFrame, int]:
+    """:func:`read_files`, and how many records the files hold (no pass of its own)."""
+    return counted_raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))))
 
 
 def from_kafka_df(kafka: DataFrame) -> DataFrame:

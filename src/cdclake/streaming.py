@@ -167,7 +167,8 @@ def process_batch(
         assert stats is not None
         oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id)
         fits = kafka.filter(message_bytes() <= config.max_message_bytes)
-        result = apply_raw(sources.from_kafka_df(fits), config, app_id, batch_id)
+        raw = sources.from_kafka_df(fits)
+        result = apply_raw(raw, config, app_id, batch_id, stats["n"] - oversize)
         result.messages = stats["n"]
         result.quarantined += oversize
         for reason, n in reasons.items():

@@ -15,8 +15,9 @@ from pyspark.sql import SparkSession
 
 from cdclake import formats
 from cdclake.apply.batch import apply_changes
+from cdclake.config import ApplyConfig
 from cdclake.formats.base import detection_type
-from cdclake.runner import read_changes
+from cdclake.runner import read_changes, run_batch
 
 SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
 
@@ -114,3 +115,23 @@ def test_initial_load_counts_without_commit_metrics(spark: SparkSession, tmp_pat
     (table,) = result.tables.values()
     stored = spark.read.format("delta").load(str(tmp_path / "lake" / table.table)).count()
     assert (table.changes, table.inserted, table.ignored, table.rows_now, stored) == (4, 2, 1, 2, 2)
+
+
+def test_cli_batch_counts_messages_with_the_line_numbers(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """The CLI's batch reports its messages (blank lines are not messages) from the aggregate
+    that numbers the lines: no cache of the raw records and no count of its own, so it runs the
+    library path's jobs. Before: 21, then 19 with the line offsets in the plan."""
+    path = tmp_path / "in.jsonl"
+    lines = [_line(0, 1, 100), "", _line(0, 2, 101), "   ", _line(5, 1, 102), ""]
+    path.write_text("\n".join(lines))
+    config = ApplyConfig(inputs=(str(path),), target=str(tmp_path / "lake"))
+
+    jobs, result = _jobs(spark, "i13-cli", lambda: run_batch(spark, config))
+
+    assert result.messages == 3
+    assert result.messages == result.changes + result.control + result.quarantined
+    (table,) = result.tables.values()
+    assert (table.inserted, table.ignored, table.rows_now) == (1, 1, 1)
+    assert jobs <= 16
