@@ -65,8 +65,8 @@ def apply_raw(
     otherwise ``raw`` is cached and counted here."""
     spark = raw.sparkSession
     target = Target(config.target, dict(config.table_map))
-    counted = messages is None
-    if counted:
+    cache_raw = messages is None  # only to count it
+    if cache_raw:
         raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
     env = None
     try:
@@ -106,7 +106,7 @@ def apply_raw(
         if env is not None:
             release_detection(env)
             env.unpersist()
-        if counted:
+        if cache_raw:
             raw.unpersist()
 
 
@@ -142,7 +142,7 @@ def run_stream(
     app_id = app_id_for(config.checkpoint)
 
     def each(batch: DataFrame, batch_id: int) -> None:
-        raw, messages = sources.counted_raw_from_text(batch)
+        raw, messages = sources.raw_from_text(batch)
         result = apply_raw(raw, config, app_id, batch_id, messages)
         total.merge(result)
         if on_batch is not None:

@@ -134,14 +134,9 @@ LITERAL_SPLITS = 1000
 _SEP = "\x00"  # between a split's file and start in the map's keys: no URI holds it
 
 
-def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> DataFrame:
-    """Give each line its file and 1-based line number (input: :func:`text_with_files`)."""
-    return numbered_lines(text, literal_splits)[0]
-
-
-def numbered_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> tuple[DataFrame, int]:
-    """:func:`number_lines`, and the number of records (lines that are not blank), which the
-    same aggregate counts.
+def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> tuple[DataFrame, int]:
+    """Give each line its file and 1-based line number (input: :func:`text_with_files`); and
+    the number of records (lines that are not blank), which the same aggregate counts.
 
     Spark's text source does not expose line numbers. Rows of one file split are read in order
     and get consecutive ``monotonically_increasing_id`` values, so a line's number is the lines of
@@ -208,14 +203,10 @@ def text_with_files(text: DataFrame) -> DataFrame:
     )
 
 
-def raw_from_text(text: DataFrame) -> DataFrame:
-    """Lines from :func:`text_with_files` -> raw records with file + line lineage."""
-    return counted_raw_from_text(text)[0]
-
-
-def counted_raw_from_text(text: DataFrame) -> tuple[DataFrame, int]:
-    """:func:`raw_from_text`, and how many records it holds (counted with the line numbers)."""
-    lines, records = numbered_lines(text)
+def raw_from_text(text: DataFrame) -> tuple[DataFrame, int]:
+    """Lines from :func:`text_with_files` -> raw records with file + line lineage, and how many
+    there are (counted with the line numbers)."""
+    lines, records = number_lines(text)
     return raw_from_lines_df(lines.filter(_not_blank(F.col("line")))), records
 
 
@@ -226,7 +217,7 @@ def read_files(spark: SparkSession, paths: Iterable[str | Path]) -> DataFrame:
 
 def read_files_counted(spark: SparkSession, paths: Iterable[str | Path]) -> tuple[DataFrame, int]:
     """:func:`read_files`, and how many records the files hold (no pass of its own)."""
-    return counted_raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))))
+    return raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))))
 
 
 def from_kafka_df(kafka: DataFrame) -> DataFrame:
