@@ -165,6 +165,10 @@ def test_update_with_changed_key_deletes_the_old_key(lake):
         ]
     )
     assert lake.rows(T) == [(5, "a", 1)]
+    # the old key's tombstone holds back an older change that arrives late
+    late = lake.apply([event("c", after={"id": 1, "name": "late", "qty": 2}, lsn=15)])
+    assert lake.rows(T) == [(5, "a", 1)]
+    assert late.tables[T].ignored == 1
 
 
 def test_truncate_mid_batch_keeps_later_events(lake):

@@ -318,11 +318,8 @@ def _table_task(
     stats = TableStats(
         changes=sum(r["n"] for r in parts),
         truncates=sum(r["n"] for r in parts if r["op"] == Op.TRUNCATE),
-        deletes=sum(
-            r["n"] if r["op"] == Op.DELETE else r["n_before"]
-            for r in parts
-            if r["op"] in (Op.DELETE, Op.UPDATE)
-        ),
+        deletes=sum(r["n"] for r in parts if r["op"] == Op.DELETE),
+        befores=sum(r["n_before"] for r in parts if r["op"] == Op.UPDATE),
         unavailable=sum(r["n_unavailable"] for r in parts),
     )
     schemas = sorted({s for r in parts for s in r["schemas"] if s})
@@ -458,5 +455,6 @@ class TableStats:
 
     changes: int
     truncates: int
-    deletes: int  # deletes, and updates with a before image (a key change deletes the old key)
+    deletes: int
+    befores: int  # updates with a before image: a key change among them deletes the old key
     unavailable: int  # changes with TOAST-unavailable columns

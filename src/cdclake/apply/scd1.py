@@ -131,18 +131,8 @@ def _key_of(image: str, keys: Sequence[str]) -> list[Column]:
 def expand(rows: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
     """Changes -> row operations: an upsert of the after image and/or a delete of the before key."""
     meta = [F.col(c) for c in ("position", "seq", "source_ts", "lineage", "unavailable", "op")]
-    key_changed = F.lit(False)
-    for k in keys:
-        key_changed = key_changed | ~F.col("b")[k].eqNullSafe(F.col("a")[k])
     upserts = rows.filter(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & F.col("a").isNotNull())
-    deletes = rows.filter(
-        (F.col("op") == Op.DELETE)
-        | (
-            (F.col("op") == Op.UPDATE)
-            & F.col("b").isNotNull()
-            & (F.col("a").isNull() | key_changed)
-        )
-    )
+    deletes = rows.filter((F.col("op") == Op.DELETE) | deletes_old_key(keys))
     up = upserts.select(
         *_key_of("a", keys),
         F.lit(UPSERT).alias("_kind"),
@@ -156,6 +146,26 @@ def expand(rows: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> Data
         *[F.lit(None).alias(c) for c in columns],
     )
     return up.unionByName(dl, allowMissingColumns=True)
+
+
+def deletes_old_key(keys: Sequence[str]) -> Column:
+    """An update that deletes its before image's key: the key changed, or no after image."""
+    key_changed = F.lit(False)
+    for k in keys:
+        key_changed = key_changed | ~F.col("b")[k].eqNullSafe(F.col("a")[k])
+    return (F.col("op") == Op.UPDATE) & F.col("b").isNotNull() & (F.col("a").isNull() | key_changed)
+
+
+def has_deletes(rows: DataFrame, keys: Sequence[str], stats: TableStats) -> bool:
+    """Whether the batch deletes a key of this table. Updates with a before image (PostgreSQL's
+    ``REPLICA IDENTITY FULL``, MySQL's binlog) rarely change their key: one look at the
+    batch's rows, which stops at the first key change, decides it, rather than a write of
+    tombstones that would find none."""
+    if stats.deletes:
+        return True
+    if not stats.befores:
+        return False
+    return bool(rows.filter(deletes_old_key(keys)).select(F.lit(1)).limit(1).collect())
 
 
 def fill_unavailable(ops: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
@@ -260,12 +270,15 @@ def apply_keyed(
     ops = expand(rows, keys, columns)
     if stats.unavailable:
         ops = fill_unavailable(ops, keys, columns)
-    source = latest_per_key(ops, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    deletes = has_deletes(rows, keys, stats)
+    source = latest_per_key(ops, keys)
+    if deletes:  # the tombstones' write reads it too
+        source = source.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         key_types = StructType([row_struct[k] for k in keys])
         tomb_path = target.tombstone_path(table)
         had_tombstones = DeltaTable.isDeltaTable(spark, tomb_path)
-        if stats.deletes:
+        if deletes:
             record_tombstones(spark, target, table, source, keys, key_types, txn)
         joined = source.withColumn("_tomb", F.lit(None).cast(source.schema["position"].dataType))
         # tombstones written by this batch alone need no join: ``source`` has one row per key,
@@ -312,12 +325,11 @@ def apply_keyed(
             # the table is new, so it holds exactly the live rows
             from_commits = create is not None and not had_tombstones
             n_source, ins = _initial_counts(
-                spark, joined, live, path, tomb_path if stats.deletes else None, from_commits
+                spark, joined, live, path, tomb_path if deletes else None, from_commits
             )
             upd = dele = 0
             result.rows_now = ins
         else:
-            n_source = source.count()
             delta = DeltaTable.forPath(spark, path)
             with txn("merge"):
                 merged = (
@@ -337,6 +349,9 @@ def apply_keyed(
                     .execute()
                 )
             ins, upd, dele = _merge_counts(merged)
+            # the MERGE's commit says how many source rows it read: no count of its own
+            from_commit = T.merge_source_rows(spark, path, (ins, upd, dele))
+            n_source = source.count() if from_commit is None else from_commit
         result.inserted += ins
         result.updated += upd
         result.deleted += dele

@@ -219,13 +219,52 @@ def created_rows(spark: SparkSession, path: str) -> int | None:
     costs two. None when the commit does not say (metrics turned off with
     ``spark.databricks.delta.history.metricsEnabled=false``, or another writer).
     """
-    text = read_text(spark, join(path, "_delta_log", f"{0:020d}.json"))
+    n = operation_metrics(commit_info(spark, path, 0)).get("numOutputRows")
+    return int(n) if n is not None else None
+
+
+LAST_COMMIT_CONF = "spark.databricks.delta.lastCommitVersionInSession"
+
+
+def merge_source_rows(spark: SparkSession, path: str, counts: tuple[int, int, int]) -> int | None:
+    """The source rows of the MERGE into ``path`` this session has just committed, whose result
+    was ``counts`` (inserted, updated, deleted), from the commit's ``operationMetrics``; None
+    when it cannot be told without a Spark job.
+
+    Delta sets ``spark.databricks.delta.lastCommitVersionInSession`` at every commit of the
+    session. A MERGE that changes nothing may commit nothing, so the version is trusted only
+    for a MERGE that changed rows, and only when that commit is a MERGE with the same counts.
+    """
+    if not any(counts):
+        return None
+    version = spark.conf.get(LAST_COMMIT_CONF, None)
+    if not version:
+        return None
+    info = commit_info(spark, path, int(version))
+    metrics = operation_metrics(info)
+    names = ("numTargetRowsInserted", "numTargetRowsUpdated", "numTargetRowsDeleted")
+    if (
+        info is None
+        or info.get("operation") != "MERGE"
+        or "numSourceRows" not in metrics
+        or tuple(int(metrics.get(n, -1)) for n in names) != counts
+    ):
+        return None
+    return int(metrics["numSourceRows"])
+
+
+def commit_info(spark: SparkSession, path: str, version: int) -> dict[str, Any] | None:
+    """The ``commitInfo`` of one commit of the table at ``path``, read on the driver."""
+    text = read_text(spark, join(path, "_delta_log", f"{version:020d}.json"))
     for line in (text or "").splitlines():
         info = json.loads(line).get("commitInfo") if "commitInfo" in line else None
         if info is not None:
-            n = (info.get("operationMetrics") or {}).get("numOutputRows")
-            return int(n) if n is not None else None
+            return dict(info)
     return None
+
+
+def operation_metrics(info: dict[str, Any] | None) -> dict[str, Any]:
+    return dict((info or {}).get("operationMetrics") or {})
 
 
 def typed_default(name: str, data_type: DataType, value: Any) -> Column:
