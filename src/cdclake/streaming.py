@@ -113,9 +113,12 @@ def oversize_reason(limit: int) -> Column:
 
 
 def _quarantine_oversize(
-    kafka: DataFrame, config: ApplyConfig, app_id: str, batch_id: int
+    kafka: DataFrame, config: ApplyConfig, app_id: str, batch_id: int, n_big: int
 ) -> tuple[int, dict[str, int]]:
-    """Quarantine the records over the size limit without parsing them; their count and reasons."""
+    """Quarantine the ``n_big`` records over the size limit without parsing them; their count
+    and reasons (a batch without any runs no job here)."""
+    if not n_big:
+        return 0, {}
     big = kafka.filter(message_bytes() > config.max_message_bytes).select(
         F.col("value").cast("string").alias("raw"),
         F.struct(F.col("topic").alias("source"), F.col("partition"), F.col("offset")).alias(
@@ -163,9 +166,10 @@ def process_batch(
         stats = kafka.agg(
             F.count(F.lit(1)).alias("n"),
             F.max(F.unix_millis("timestamp")).alias("newest"),
+            F.count_if(message_bytes() > config.max_message_bytes).alias("big"),
         ).first()
         assert stats is not None
-        oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id)
+        oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id, stats["big"])
         fits = kafka.filter(message_bytes() <= config.max_message_bytes)
         raw = sources.from_kafka_df(fits)
         result = apply_raw(raw, config, app_id, batch_id, stats["n"] - oversize)
