@@ -59,10 +59,12 @@ def apply_raw(
     app_id: str | None = None,
     batch_id: int | None = None,
     messages: int | None = None,
+    count_rows: bool = True,
 ) -> BatchResult:
     """Decode and apply one batch of raw records. ``messages``: how many records ``raw`` holds,
     when the caller counted them already (the line numbers of files, a Kafka batch's stats);
-    otherwise ``raw`` is cached and counted here."""
+    otherwise ``raw`` is cached and counted here. ``count_rows``: report each table's rows
+    after the batch (see :func:`cdclake.apply.batch.apply_changes`)."""
     spark = raw.sparkSession
     target = Target(config.target, dict(config.table_map))
     cache_raw = messages is None  # only to count it
@@ -99,6 +101,7 @@ def apply_raw(
             track_history_column_list=config.track_history_column_list or None,
             track_history_except_column_list=config.track_history_except_column_list or None,
             parallel_tables=config.parallel_tables,
+            count_rows=count_rows,
         )
         result.messages = messages
         return result

@@ -24,6 +24,7 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from delta.tables import DeltaTable
 from pyspark import StorageLevel
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -172,7 +173,8 @@ def process_batch(
         oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id, stats["big"])
         fits = kafka.filter(message_bytes() <= config.max_message_bytes)
         raw = sources.from_kafka_df(fits)
-        result = apply_raw(raw, config, app_id, batch_id, stats["n"] - oversize)
+        # the rows each table holds are counted once, when the run ends (see run_kafka)
+        result = apply_raw(raw, config, app_id, batch_id, stats["n"] - oversize, count_rows=False)
         result.messages = stats["n"]
         result.quarantined += oversize
         for reason, n in reasons.items():
@@ -237,7 +239,18 @@ def run_kafka(
         raise KafkaStreamError(_query_failure(e, config)) from None
     except KeyboardInterrupt:
         query.stop()
+    count_rows(spark, Target(config.target, dict(config.table_map)), total)
     return total
+
+
+def count_rows(spark: SparkSession, target: Target, result: BatchResult) -> None:
+    """Set the rows each table of ``result`` holds now: once per run, not once per batch."""
+    for name, table in result.tables.items():
+        path = target.table_path(name)
+        if DeltaTable.isDeltaTable(spark, path):  # a DROP TABLE of the run removed it
+            table.rows_now = spark.read.format("delta").load(path).count()
+        else:
+            table.rows_now = None
 
 
 def _query_failure(e: StreamingQueryException, config: ApplyConfig) -> str:

@@ -155,6 +155,10 @@ def test_multi_table_topic_lands_in_delta_and_redelivery_changes_nothing(
     assert sum(b["quarantined"] for b in batches) == 0
     assert_balanced(batches)
     assert {b["offsets_behind"] for b in batches} == {0}
+    lake = Target(str(tmp_path / "lake"))
+    # counted once when the run ends, not after every batch
+    rows_now = {t: r.rows_now for t, r in first.tables.items()}
+    assert rows_now == {t: len(delta_rows(spark, Path(lake.table_path(t)))) for t in expected}
     before = {
         t: delta_rows(spark, Path(Target(str(tmp_path / "lake")).table_path(t))) for t in expected
     }
