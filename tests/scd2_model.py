@@ -6,6 +6,7 @@ reached cdclake; the property tests hold cdclake to it.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from functools import partial
 from typing import Any
 
 from dbz import event
+from hypothesis import strategies as st
 
 COLUMNS = ("id", "name", "qty")
 Version = tuple[Any, tuple[Any, ...], int, int | None]  # key, values, start, end
@@ -274,3 +276,40 @@ def history_rows(df: Any, step: Callable[[list[int]], int]) -> set[Version]:
         values = tuple(r[c] for c in COLUMNS)
         out.add((r["id"], values, step(list(r["__START_AT"])), None if end is None else step(end)))
     return out
+
+
+def expected_current(batches: Sequence[Sequence[Ev]]) -> set[tuple[Any, ...]]:
+    """The SCD type 1 rule: each key holds the values of its newest event by position among
+    every event that arrived, whatever the order and however often; none if that was a delete.
+    (Histories without truncates and TOAST placeholders.)"""
+    newest: dict[Any, Ev] = {}
+    for e in (e for batch in batches for e in batch):
+        if e.key not in newest or e.pos > newest[e.key].pos:
+            newest[e.key] = e
+    return {tuple(v for _, v in e.values) for e in newest.values() if e.kind == "upsert"}
+
+
+# --- generated deliveries: a history, re-delivered in part, shuffled, cut into batches ----
+
+STEP = st.tuples(
+    st.integers(1, 3),  # key
+    st.integers(0, 3),  # 0 delete, 1 key change, 2 TOAST update, 3 update
+    st.sampled_from(["a", "b"]),
+    st.integers(0, 2),
+    st.integers(1, 4),  # the new key of a key change
+)
+
+
+@st.composite
+def deliveries(draw: st.DrawFn, toast: bool) -> tuple[Source, list[list[int]]]:
+    """A source history, and the order its changes arrive in: batches of change indexes,
+    shuffled, some re-delivered (a later batch or the same one)."""
+    source = Source()
+    for key, action, name, qty, new_key in draw(st.lists(STEP, min_size=1, max_size=8)):
+        source.step(key, action if toast or action != 2 else 3, name, qty, new_key)
+    n = len(source.changes)
+    again = draw(st.lists(st.integers(0, n - 1), max_size=3))
+    order = draw(st.permutations([*range(n), *again]))
+    cuts = sorted(draw(st.lists(st.integers(0, len(order)), max_size=2)))
+    bounds = [0, *cuts, len(order)]
+    return source, [order[a:b] for a, b in itertools.pairwise(bounds) if b > a]

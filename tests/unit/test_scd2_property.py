@@ -7,7 +7,6 @@ and cut into batches; the history table cdclake builds must be exactly the model
 
 from __future__ import annotations
 
-import itertools
 import os
 import shutil
 from pathlib import Path
@@ -16,35 +15,12 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from scd2_model import COLUMNS, FORMATS, Source, expected_history, history_rows
+from scd2_model import COLUMNS, FORMATS, deliveries, expected_history, history_rows
 
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.runner import apply_raw
 from cdclake.sources import raw_from_lines
-
-STEP = st.tuples(
-    st.integers(1, 3),  # key
-    st.integers(0, 3),  # 0 delete, 1 key change, 2 TOAST update, 3 update
-    st.sampled_from(["a", "b"]),
-    st.integers(0, 2),
-    st.integers(1, 4),  # the new key of a key change
-)
-
-
-@st.composite
-def deliveries(draw: st.DrawFn, toast: bool) -> tuple[Source, list[list[int]]]:
-    """A source history, and the order its changes arrive in: batches of change indexes,
-    shuffled, some re-delivered (a later batch or the same one)."""
-    source = Source()
-    for key, action, name, qty, new_key in draw(st.lists(STEP, min_size=1, max_size=8)):
-        source.step(key, action if toast or action != 2 else 3, name, qty, new_key)
-    n = len(source.changes)
-    again = draw(st.lists(st.integers(0, n - 1), max_size=3))
-    order = draw(st.permutations([*range(n), *again]))
-    cuts = sorted(draw(st.lists(st.integers(0, len(order)), max_size=2)))
-    bounds = [0, *cuts, len(order)]
-    return source, [order[a:b] for a, b in itertools.pairwise(bounds) if b > a]
 
 
 # Each example applies several batches in four formats; 2 examples take minutes on CI's 2 cores.

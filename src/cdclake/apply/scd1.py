@@ -6,7 +6,8 @@ The rules (``stored_as_scd_type=1``):
 - across batches a change whose position is not newer than what the table holds for its key is
   ignored: re-delivered and late events have no effect;
 - a delete leaves a tombstone ``(key, position)`` in ``<target>/_cdc_tombstones/<identifier>``
-  so that an older event cannot bring the row back, while a newer insert does;
+  (an append-only log; the newest position per key counts) so that an older event cannot bring
+  the row back, while a newer insert does;
 - a truncate removes every row older than its position and is remembered as a table property,
   so that older events that arrive later are ignored too;
 - a column the source marks unavailable (PostgreSQL TOAST) keeps its stored value;
@@ -214,36 +215,39 @@ def record_tombstones(
     key_types: StructType,
     txn: Txn,
 ) -> None:
-    """Upsert ``(key, position)`` of this batch's deletes."""
+    """Append ``(key, position)`` of this batch's deletes to the table's tombstone log.
+
+    The log is append-only: a key deleted again gets a second row, and readers take the newest
+    position per key (:func:`tombstone_positions`). An append is one write and one commit,
+    where keeping one row per key took a MERGE (about ten Spark jobs) in every batch with a
+    delete.
+    """
     path = target.tombstone_path(table)
     deletes = source.filter(F.col("_kind") == DELETE)
-    if not DeltaTable.isDeltaTable(spark, path):
-        # the table's first deletes: keys are unique in ``source``, a plain write creates it
-        rows = deletes.select(
-            *[F.col(f"_k{i}").cast(f.dataType).alias(f.name) for i, f in enumerate(key_types)],
-            F.col("position").alias(POSITION_COL),
-        )
-        with txn("tombstones"):
-            rows.write.format("delta").mode("append").save(path)
-        return
-    schema = StructType([*key_types.fields, *T.meta_fields(source.schema["position"].dataType)[:1]])
-    tomb = T.ensure_table(spark, path, schema)
+    types = [f.dataType for f in key_types]
+    position_type = source.schema["position"].dataType
+    if DeltaTable.isDeltaTable(spark, path):
+        schema = StructType([*key_types.fields, *T.meta_fields(position_type)[:1]])
+        log = T.ensure_table(spark, path, schema).toDF().schema
+        stored = {f.name.lower(): f.dataType for f in log}  # the log's types: a blind append
+        types = [stored[k.lower()] for k in keys]
+        position_type = stored[POSITION_COL.lower()]
+    rows = deletes.select(
+        *[F.col(f"_k{i}").cast(types[i]).alias(k) for i, k in enumerate(keys)],
+        F.col("position").cast(position_type).alias(POSITION_COL),
+    )
     with txn("tombstones"):
-        (
-            tomb.alias("t")
-            .merge(deletes.alias("s"), _key_match(keys, "t", "s"))
-            .whenMatchedUpdate(
-                condition=f"s.position > t.{POSITION_COL}",
-                set={POSITION_COL: "s.position"},
-            )
-            .whenNotMatchedInsert(
-                values={
-                    **{T.quote(k): f"s.`_k{i}`" for i, k in enumerate(keys)},
-                    POSITION_COL: "s.position",
-                }
-            )
-            .execute()
-        )
+        rows.write.format("delta").mode("append").save(path)
+
+
+def tombstone_positions(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame:
+    """The newest delete position of each key in a tombstone log (``_t0.._tn``, ``_tomb``)."""
+    return (
+        spark.read.format("delta")
+        .load(path)
+        .groupBy(*[F.col(T.quote(k)).alias(f"_t{i}") for i, k in enumerate(keys)])
+        .agg(F.max(POSITION_COL).alias("_tomb"))
+    )
 
 
 def apply_keyed(
@@ -284,14 +288,7 @@ def apply_keyed(
         # tombstones written by this batch alone need no join: ``source`` has one row per key,
         # so a key deleted here has no upsert to hold back
         if had_tombstones:
-            tomb_pos = (
-                spark.read.format("delta")
-                .load(tomb_path)
-                .select(
-                    *[F.col(k).alias(f"_t{i}") for i, k in enumerate(keys)],
-                    F.col(POSITION_COL).alias("_tomb"),
-                )
-            )
+            tomb_pos = tombstone_positions(spark, tomb_path, keys)
             cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
             joined = source.join(tomb_pos, on=_and(cond), how="left").drop(
                 *[f"_t{i}" for i in range(len(keys))]
