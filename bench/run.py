@@ -121,6 +121,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="how long stream-latency produces at its steady rate (default 60)",
     )
     p.add_argument(
+        "--stream-rate",
+        type=float,
+        default=None,
+        help="stream-latency's steady rate in events/s (default: half of stream-apply's "
+        "events/s in this run); a fixed rate compares two builds at the same load",
+    )
+    p.add_argument(
         "--scd2",
         action=argparse.BooleanOptionalAction,
         default=True,

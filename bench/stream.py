@@ -257,7 +257,7 @@ def run_cases(bench: Bench, n: int) -> None:
             rows = C.rows_of(sp, w / "recipe") if r.status == "ok" else None
             r.extra.update(rinfo, rows=rows, expected_rows=expected)
             r.extra["max_offsets_per_trigger"] = MAX_OFFSETS
-            rate = min((m.eps or 2000.0) / 2, 0.8 * produce_eps)
+            rate = bench.args.stream_rate or min((m.eps or 2000.0) / 2, 0.8 * produce_eps)
             _latency_case(bench, bootstrap, w / "latency", rate, runs)
     except Exception as e:  # no broker: the cases are reported, the rest of the run stands
         for c in ("stream-apply", "stream-recipe", "stream-latency"):
