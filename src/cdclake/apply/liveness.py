@@ -107,7 +107,12 @@ def record(
         rows.append(_table_row(target.name(name), parts, result, batch_id))
     if not rows:
         return
-    df = spark.createDataFrame(rows, SCHEMA).withColumn("recorded_at", F.current_timestamp())
+    # a few rows per source, input and table: one file, not one per core
+    df = (
+        spark.createDataFrame(rows, SCHEMA)
+        .coalesce(1)
+        .withColumn("recorded_at", F.current_timestamp())
+    )
     with txn("sources"):
         # mergeSchema: a log written before a column was added (``last_offset``) gains it
         df.write.format("delta").mode("append").option("mergeSchema", "true").save(

@@ -275,7 +275,7 @@ def apply_keyed(
     if stats.unavailable:
         ops = fill_unavailable(ops, keys, columns)
     deletes = has_deletes(rows, keys, stats)
-    source = latest_per_key(ops, keys)
+    source = latest_per_key(ops, keys).coalesce(T.write_partitions(spark, stats.changes))
     if deletes:  # the tombstones' write reads it too
         source = source.persist(StorageLevel.MEMORY_AND_DISK)
     try:

@@ -313,9 +313,12 @@ def apply_history(
         fresh = incoming.filter("_fresh").drop("seq", "_late", "_fresh")
         tracked = options.tracked(table.name, columns)
         new_truncate = bool(counts["truncate"])
-        _rebuild(spark, table, prior, fresh, incoming, columns, tracked, new_truncate, txn, result)
+        files = T.write_partitions(spark, int(counts["changes"]))
+        _rebuild(
+            spark, table, prior, fresh, incoming, columns, tracked, new_truncate, files, txn, result
+        )
         with txn("history-log"):
-            fresh.write.format("delta").mode("append").save(table.log_path)
+            fresh.coalesce(files).write.format("delta").mode("append").save(table.log_path)
     finally:
         cached.unpersist()
 
@@ -351,10 +354,12 @@ def _rebuild(
     columns: list[str],
     tracked: list[str],
     all_keys: bool,
+    files: int,
     txn: Txn,
     result: TableResult,
 ) -> None:
-    """Recompute the versions of the keys this batch touched and MERGE them in."""
+    """Recompute the versions of the keys this batch touched and MERGE them in (a new table's
+    versions are written in at most ``files`` files)."""
     keys = list(table.keys)
     log = prior.unionByName(fresh, allowMissingColumns=True)
     truncates = log.filter(F.col(KIND_COL) == TRUNCATE).select(
@@ -372,7 +377,7 @@ def _rebuild(
     new = versions(events, keys, columns, tracked)
     if table.empty:
         with txn("merge"):
-            new.write.format("delta").mode("append").save(table.path)
+            new.coalesce(files).write.format("delta").mode("append").save(table.path)
         result.inserted += spark.read.format("delta").load(table.path).count()
         return
     _replace(spark, table, new, touched, columns, txn, result)

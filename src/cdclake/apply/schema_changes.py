@@ -417,6 +417,10 @@ def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) ->
         "position ARRAY<BIGINT>, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>, "
         "source_ts TIMESTAMP"
     )
-    df = spark.createDataFrame(data, schema).withColumn("recorded_at", F.current_timestamp())
+    df = (  # a few statements: one file, not one per core
+        spark.createDataFrame(data, schema)
+        .coalesce(1)
+        .withColumn("recorded_at", F.current_timestamp())
+    )
     with txn("ddl"):
         df.write.format("delta").mode("append").save(target.system_path(DDL_TABLE))

@@ -192,6 +192,24 @@ def sync_table(
     return Synced(table, False, tuple(f.name for f in new))
 
 
+ROWS_PER_FILE = 50_000
+"""About how many rows cdclake puts in one file of a write it sizes (:func:`write_partitions`)."""
+
+
+def write_partitions(spark: SparkSession, rows: int) -> int:
+    """How many partitions, so files, a write of at most ``rows`` rows gets: one per
+    :data:`ROWS_PER_FILE`, at least one, at most ``spark.sql.shuffle.partitions``.
+
+    What cdclake writes comes out of a shuffle by key (the latest change per key, the versions
+    of a key) whose output keeps the session's shuffle partitions: adaptive execution does not
+    coalesce a plan that is cached, and the batch's latest changes are. With Spark's default of
+    200, a batch of 50 rows would write up to 50 files and run 200 tasks per stage after the
+    shuffle; a stream would add that many small files to every table at every trigger.
+    """
+    configured = int(str(spark.conf.get("spark.sql.shuffle.partitions", "200")))
+    return max(1, min(configured, -(-rows // ROWS_PER_FILE)))
+
+
 def create_with_rows(
     df: DataFrame, path: str, schema: StructType, properties: dict[str, str] | None = None
 ) -> None:
