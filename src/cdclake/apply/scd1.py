@@ -271,11 +271,16 @@ def apply_keyed(
     """
     columns = [f.name for f in row_struct.fields]
     path = target.table_path(table)
+    files = T.write_partitions(spark, stats.changes)
+    if files == 1:
+        # one partition from the cached batch to the write: the latest change per key needs no
+        # shuffle (one partition holds every key together), so no stage and no job of its own
+        rows = rows.coalesce(1)
     ops = expand(rows, keys, columns)
     if stats.unavailable:
         ops = fill_unavailable(ops, keys, columns)
     deletes = has_deletes(rows, keys, stats)
-    source = latest_per_key(ops, keys).coalesce(T.write_partitions(spark, stats.changes))
+    source = latest_per_key(ops, keys).coalesce(files)
     if deletes:  # the tombstones' write reads it too
         source = source.persist(StorageLevel.MEMORY_AND_DISK)
     try:
