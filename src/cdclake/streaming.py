@@ -24,7 +24,6 @@ import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from delta.tables import DeltaTable
 from pyspark import StorageLevel
 from pyspark.errors import StreamingQueryException
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -33,7 +32,7 @@ from pyspark.sql import functions as F
 from cdclake import sources
 from cdclake.apply.batch import BatchResult, quarantine
 from cdclake.apply.scd1 import Txn
-from cdclake.apply.tables import Target
+from cdclake.apply.tables import Target, rows_in
 from cdclake.config import ApplyConfig
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
 from cdclake.runner import app_id_for, apply_raw, start_query
@@ -246,11 +245,7 @@ def run_kafka(
 def count_rows(spark: SparkSession, target: Target, result: BatchResult) -> None:
     """Set the rows each table of ``result`` holds now: once per run, not once per batch."""
     for name, table in result.tables.items():
-        path = target.table_path(name)
-        if DeltaTable.isDeltaTable(spark, path):  # a DROP TABLE of the run removed it
-            table.rows_now = spark.read.format("delta").load(path).count()
-        else:
-            table.rows_now = None
+        table.rows_now = rows_in(spark, target.table_path(name))
 
 
 def _query_failure(e: StreamingQueryException, config: ApplyConfig) -> str:

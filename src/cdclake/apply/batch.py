@@ -342,7 +342,7 @@ def _table_task(
         res.changes = stats.changes
         res.key_source = latest["key_source"] or ""
         if count_rows and res.rows_now is None:  # not known from the write itself
-            res.rows_now = spark.read.format("delta").load(tgt.table_path(name)).count()
+            res.rows_now = T.rows_in(spark, tgt.table_path(name))
         return res
 
     return run

@@ -192,6 +192,14 @@ def sync_table(
     return Synced(table, False, tuple(f.name for f in new))
 
 
+def rows_in(spark: SparkSession, path: str) -> int | None:
+    """The rows the Delta table at ``path`` holds now (a Spark job); None when there is no
+    table there (a DROP TABLE of the run removed it)."""
+    if not DeltaTable.isDeltaTable(spark, path):
+        return None
+    return spark.read.format("delta").load(path).count()
+
+
 ROWS_PER_FILE = 50_000
 """About how many rows cdclake puts in one file of a write it sizes (:func:`write_partitions`)."""
 
