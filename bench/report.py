@@ -128,6 +128,16 @@ def targets(
     for kind in ("empty", "existing"):
         r = _ratio(_find(rows, f"apply-{kind}", HEAVY, n), _find(rows, f"recipe-{kind}", HEAVY, n))
         add(f"apply / recipe ({kind} table)", HEAVY, r, ">= 5", None if r is None else r >= 5)
+    r = _ratio(
+        _find(rows, "apply-stream-batch", HEAVY, n), _find(rows, "recipe-existing", HEAVY, n)
+    )
+    add(
+        "a stream's next batch (one pass) / recipe (existing table)",
+        HEAVY,
+        r,
+        ">= 0.8",
+        None if r is None else r >= 0.8,
+    )
     auto = _find(rows, "autocdc", HEAVY, n)
     reason = next((r["reason"] for r in rows if r["contender"] == "autocdc" and r["reason"]), "")
     r = _ratio(_find(rows, "apply-existing", HEAVY, n), auto)
@@ -240,6 +250,7 @@ def build(
         "decode_auto_eps": eps("decode-auto"),
         "apply_eps": eps("apply-empty"),
         "apply_existing_eps": eps("apply-existing"),
+        "apply_stream_batch_eps": eps("apply-stream-batch"),
         "apply_scd2_eps": eps("apply-scd2-empty"),
         "apply_scd2_existing_eps": eps("apply-scd2-existing"),
         "recipe_eps": eps("recipe-empty"),

@@ -375,6 +375,15 @@ class Bench:
             table_rows=rows,
             setup=fill,
         )
+        known = C.learn_plans(sp, path, fmt, w / "first-batch")
+        self.measure(
+            "apply-stream-batch",
+            fmt,
+            n,
+            lambda: C.stream_batch(sp, path, fmt, lake, known),
+            table_rows=rows,
+            setup=fill,
+        )
         rt = w / "recipe"
         self.measure(
             "recipe-empty",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import reduce
 
 from pyspark import StorageLevel
@@ -62,6 +62,9 @@ NO_IDENTITY = (
 NOT_A_FORMAT = "not a message of any known format ({names})"
 VALUE_CHARS = 80
 """A value quoted in a quarantine reason is cut to this many characters."""
+NEW_SCHEMA = "cdclake: not typed in one pass (a schema version, table or DDL not seen before)"
+"""The error :func:`type_known` gives a change it cannot type: the batch is decoded again in two
+passes, so no user ever sees it."""
 
 
 def _no_tables(_: str) -> StructType | None:
@@ -137,7 +140,7 @@ def envelopes(
     return reduce(DataFrame.unionByName, parts, unknown.select(*parts[0].columns)), tagged
 
 
-def _configured_keys(env: DataFrame, options: DecodeOptions) -> DataFrame:
+def configured_keys(env: DataFrame, options: DecodeOptions) -> DataFrame:
     """``--primary-key`` wins over what the message says."""
     if not options.primary_keys:
         return env
@@ -490,7 +493,7 @@ def decode_envelopes(
     """
     options = options or DecodeOptions()
     env, tagged = envelopes(raw, format_name, options)
-    env = _configured_keys(env, options).persist(StorageLevel.MEMORY_AND_DISK)
+    env = configured_keys(env, options).persist(StorageLevel.MEMORY_AND_DISK)
     if tagged is not None:
         setattr(env, _DETECTION, tagged)
     return env
@@ -527,11 +530,15 @@ def type_changes(
     options: DecodeOptions | None = None,
     table_schemas: TableSchemas = _no_tables,
     table_keys: TableKeys = _no_keys,
+    known: KnownGroups | None = None,
 ) -> DataFrame:
-    """Envelopes -> canonical changes: type the row images, one small job to find schemas."""
+    """Envelopes -> canonical changes: type the row images, one small job to find schemas.
+
+    ``known``: learns this batch's groups and their plans, for :func:`type_known` to type later
+    batches in one pass.
+    """
     options = options or DecodeOptions()
-    has_image = F.col("before_text").isNotNull() | F.col("after_text").isNotNull()
-    typable = F.col("error").isNull() & F.col("op").isin(*DATA_OPS) & has_image
+    typable, imageless = _typable(), _imageless()
     groups = (
         env.filter(typable)
         .groupBy(_FORMAT, "table", "schema_token")
@@ -544,10 +551,6 @@ def type_changes(
         if any(g["schema_token"] is None for g in groups)
         else {}
     )
-    no_image = F.col("error").isNull() & F.col("op").isin(*DATA_OPS) & ~has_image
-    imageless = F.when(
-        no_image & (F.col("op") == Op.DELETE) & (F.size("key_columns") == 0), NO_IDENTITY
-    ).when(no_image, F.concat(F.lit("an "), F.col("op"), F.lit(" without a row image")))
     group_specs: list[list[ColumnSpec] | DecodeError] = []
     for g in groups:
         try:
@@ -589,6 +592,69 @@ def type_changes(
         _plan(g, specs, conflict, settled_per_table[g["table"]], table_keys)
         for g, specs, conflict in zip(groups, group_specs, conflicts, strict=True)
     ]
+    if known is not None:
+        known.learn(groups, plans)
+    members = [
+        _Member(g[_FORMAT], g["table"], g["schema_token"], p)
+        for g, p in zip(groups, plans, strict=True)
+    ]
+    return _typed(env, members, typable, imageless)
+
+
+def type_known(env: DataFrame, known: KnownGroups) -> DataFrame:
+    """Envelopes -> canonical changes in one pass, with the plans ``known`` holds from earlier
+    batches: no job runs here, and the envelopes need not be cached.
+
+    A change these plans cannot type exactly as :func:`type_changes` would (a schema version or
+    a table not seen before, a row image without a schema token, a change of keyedness) and every
+    DDL record get the error :data:`NEW_SCHEMA`; when there is any, the batch must be decoded
+    again with :func:`type_changes` (``apply_changes(..., one_pass=True)`` tells).
+    """
+    typable, imageless = _typable(), _imageless()
+    members = [
+        _Member(fmt, table, token, plan, keyed)
+        for (fmt, table, token), (keyed, plan) in sorted(known.plans.items())
+    ]
+    ddl = F.col("error").isNull() & (F.col("op") == Op.DDL)
+    return _typed(env, members, typable, imageless, unknown=ddl)
+
+
+@dataclass(frozen=True)
+class _Member:
+    """A ``(format, table, schema_token)`` group and its plan; ``keyed``: whether its rows
+    carry a key (only checked in one pass: a row that differs is not of the group)."""
+
+    fmt: str
+    table: str
+    token: str | None
+    plan: _Plan
+    keyed: bool | None = None
+
+
+def _typable() -> Column:
+    has_image = F.col("before_text").isNotNull() | F.col("after_text").isNotNull()
+    return F.col("error").isNull() & F.col("op").isin(*DATA_OPS) & has_image
+
+
+def _imageless() -> Column:
+    has_image = F.col("before_text").isNotNull() | F.col("after_text").isNotNull()
+    no_image = F.col("error").isNull() & F.col("op").isin(*DATA_OPS) & ~has_image
+    return F.when(
+        no_image & (F.col("op") == Op.DELETE) & (F.size("key_columns") == 0), NO_IDENTITY
+    ).when(no_image, F.concat(F.lit("an "), F.col("op"), F.lit(" without a row image")))
+
+
+def _typed(
+    env: DataFrame,
+    members: Sequence[_Member],
+    typable: Column,
+    imageless: Column,
+    unknown: Column | None = None,
+) -> DataFrame:
+    """The changes of ``env``, each typable row typed by the plan of its group in ``members``.
+    ``unknown`` (one pass): rows that must be typed in two passes, besides the typable rows of
+    no group, get the error :data:`NEW_SCHEMA`."""
+    plans = [m.plan for m in members]
     # Groups that type their rows alike (tables of one layout: shards, tenants, partitions)
     # share one plan: each row finds its plan once (``_plan``), and each output column picks
     # that plan's expression. Expressions are built per plan, not per table, so the driver's
@@ -599,24 +665,27 @@ def type_changes(
         shapes.setdefault(p.signature, len(shapes))
     by_shape = {shapes[p.signature]: p for p in plans}
     # a row's plan: one test per (format, token, plan), its tables as a set
-    members: dict[tuple[str, str | None, int], list[str]] = {}
-    for g, p in zip(groups, plans, strict=True):
-        members.setdefault((g[_FORMAT], g["schema_token"], shapes[p.signature]), []).append(
-            g["table"]
-        )
+    tests: dict[tuple[str, str | None, int, bool | None], list[str]] = {}
+    for m in members:
+        tests.setdefault((m.fmt, m.token, shapes[m.plan.signature], m.keyed), []).append(m.table)
     index = F.lit(None).cast("int")
-    for (fmt_name, token, i), tables in reversed(members.items()):
+    for (fmt_name, token, i, keyed), tables in reversed(tests.items()):
         in_group = (
             (F.col(_FORMAT) == fmt_name)
             & F.col("schema_token").eqNullSafe(F.lit(token))
             & F.col("table").isin(*tables)
         )
+        if keyed is not None:
+            in_group = in_group & ((F.size("key_columns") > 0) == F.lit(keyed))
         index = F.when(typable & in_group, F.lit(i)).otherwise(index)
     out: dict[str, Column] = {
         f.name: F.col(f.name) if f.name in env.columns else F.lit(None).cast(f.dataType)
         for f in CHANGE_SCHEMA.fields
     }
     out["error"] = F.coalesce(F.col("error"), imageless)
+    if unknown is not None:
+        new = (typable & F.col("_plan").isNull()) | unknown
+        out["error"] = F.when(new, F.lit(NEW_SCHEMA)).otherwise(out["error"])
     parsed: dict[str, Column] = {}  # each plan's images parsed once, in a projection of its own
     for i, plan in sorted(by_shape.items()):
         mine = F.col("_plan") == i
@@ -655,6 +724,44 @@ class _Plan:
     specs: list[ColumnSpec]
     error: str | None = None
     keys: tuple[str, ...] | None = None
+
+
+class NeedsTwoPasses(Exception):
+    """A batch typed by :func:`type_known` holds changes of a group it does not know."""
+
+    def __init__(self, changes: int) -> None:
+        super().__init__(f"{changes} changes need two passes")
+        self.changes = changes
+
+
+@dataclass
+class KnownGroups:
+    """The ``(format, table, schema_token)`` groups a stream has typed, with their plans: what
+    lets :func:`type_known` type a later batch in one pass, without collecting its groups first.
+
+    A plan holds the types settled for its table when it was made. They stay valid while cdclake
+    is the table's only writer: a batch writes a table with the types it settled on, and only DDL
+    changes them otherwise (a batch with DDL goes through :func:`type_changes`, which starts
+    over). The plans of the groups with a schema token are kept; typing without one depends on
+    the batch's values, so those batches always take two passes.
+    """
+
+    plans: dict[tuple[str, str, str], tuple[bool, _Plan]] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.plans)
+
+    def learn(self, groups: Sequence[Row], plans: Sequence[_Plan]) -> None:
+        """Keep the plans of a batch typed in two passes; they replace those of its tables."""
+        tables = {g["table"] for g in groups}
+        self.plans = {k: v for k, v in self.plans.items() if k[1] not in tables}
+        if any(g["schema_token"] is None for g in groups):
+            return  # the batch's plans depend on its values (see above)
+        for g, p in zip(groups, plans, strict=True):
+            self.plans[(g[_FORMAT], g["table"], g["schema_token"])] = (bool(g["keyed"]), p)
+
+    def forget(self) -> None:
+        self.plans.clear()
 
 
 def _plan(

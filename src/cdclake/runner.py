@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -17,12 +19,17 @@ from cdclake.apply.schema_changes import apply_ddl_records
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.decode import (
+    KnownGroups,
+    NeedsTwoPasses,
+    configured_keys,
     decode,
     decode_envelopes,
+    envelopes,
     hand_over,
     mark_errors,
     release_detection,
     type_changes,
+    type_known,
 )
 from cdclake.formats.base import DecodeOptions
 
@@ -60,57 +67,110 @@ def apply_raw(
     batch_id: int | None = None,
     messages: int | None = None,
     count_rows: bool = True,
+    known: KnownGroups | None = None,
 ) -> BatchResult:
     """Decode and apply one batch of raw records. ``messages``: how many records ``raw`` holds,
     when the caller counted them already (the line numbers of files, a Kafka batch's stats);
     otherwise ``raw`` is cached and counted here. ``count_rows``: report each table's rows
-    after the batch (see :func:`cdclake.apply.batch.apply_changes`)."""
+    after the batch (see :func:`cdclake.apply.batch.apply_changes`).
+
+    ``known``: the groups earlier batches of a stream typed. With some, the batch is typed in one
+    pass (:func:`cdclake.decode.type_known`); a batch that holds a new schema version, a new
+    table or DDL is then decoded again in two passes, before anything is written. Either way
+    ``known`` learns the plans a two-pass batch made.
+    """
     spark = raw.sparkSession
-    target = Target(config.target, dict(config.table_map))
     cache_raw = messages is None  # only to count it
     if cache_raw:
         raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
-    env = None
     try:
         progress.phase("reading")
         if messages is None:
             messages = raw.count()
         progress.phase("decoding", f"{messages} messages")
         options = config.decode_options()
-        env = decode_envelopes(raw, config.format, options)
-        ddl = apply_ddl_records(env, target, config.ddl_policy(), Txn(spark, app_id, batch_id))
-        changes = type_changes(
-            mark_errors(env, ddl.errors),
-            options,
-            lambda t: target.schema(spark, t),
-            lambda t: target.keys(spark, t),
-        )
-        release_detection(env)  # the DDL and typing jobs have read the envelopes
-        changes = hand_over(changes, env)  # apply_changes frees them once it has cached its own
-        result = apply_changes(
+        run = _BatchRun(spark, config, options, app_id, batch_id, count_rows)
+        result = None
+        if known:
+            try:
+                result = run.one_pass(raw, known)
+            except NeedsTwoPasses as e:
+                progress.phase("decoding", f"again in two passes: {e}")
+        if result is None:
+            result = run.two_passes(raw, known)
+        result.messages = messages
+        return result
+    finally:
+        if cache_raw:
+            raw.unpersist()
+
+
+@dataclass
+class _BatchRun:
+    """Decoding and applying one batch, in one pass or in two."""
+
+    spark: SparkSession
+    config: ApplyConfig
+    options: DecodeOptions
+    app_id: str | None
+    batch_id: int | None
+    count_rows: bool
+
+    def one_pass(self, raw: DataFrame, known: KnownGroups) -> BatchResult:
+        env, tagged = envelopes(raw, self.config.format, self.options)
+        try:
+            changes = type_known(configured_keys(env, self.options), known)
+            result = self._apply(changes, {}, one_pass=True)
+        finally:
+            if tagged is not None:
+                tagged.unpersist()
+        result.one_pass = True
+        return result
+
+    def two_passes(self, raw: DataFrame, known: KnownGroups | None) -> BatchResult:
+        config, spark = self.config, self.spark
+        target = Target(config.target, dict(config.table_map))
+        env = decode_envelopes(raw, config.format, self.options)
+        try:
+            txn = Txn(spark, self.app_id, self.batch_id)
+            ddl = apply_ddl_records(env, target, config.ddl_policy(), txn)
+            if known is not None and ddl.statements:
+                known.forget()  # the tables' types and keys may have changed
+            changes = type_changes(
+                mark_errors(env, ddl.errors),
+                self.options,
+                lambda t: target.schema(spark, t),
+                lambda t: target.keys(spark, t),
+                known,
+            )
+            release_detection(env)  # the DDL and typing jobs have read the envelopes
+            changes = hand_over(changes, env)  # apply_changes frees them once it has its own
+            return self._apply(changes, ddl.added_defaults)
+        finally:
+            release_detection(env)
+            env.unpersist()
+
+    def _apply(
+        self, changes: DataFrame, added_defaults: dict[str, dict[str, Any]], one_pass: bool = False
+    ) -> BatchResult:
+        config = self.config
+        return apply_changes(
             changes,
             config.target,
             fail_on_bad_input=config.fail_on_bad_input,
-            app_id=app_id,
-            batch_id=batch_id,
+            app_id=self.app_id,
+            batch_id=self.batch_id,
             include=config.include,
             exclude=config.exclude,
             table_map=config.table_map,
-            added_defaults=ddl.added_defaults,
+            added_defaults=added_defaults,
             stored_as_scd_type=config.stored_as_scd_type,
             track_history_column_list=config.track_history_column_list or None,
             track_history_except_column_list=config.track_history_except_column_list or None,
             parallel_tables=config.parallel_tables,
-            count_rows=count_rows,
+            count_rows=self.count_rows,
+            one_pass=one_pass,
         )
-        result.messages = messages
-        return result
-    finally:
-        if env is not None:
-            release_detection(env)
-            env.unpersist()
-        if cache_raw:
-            raw.unpersist()
 
 
 def run_batch(spark: SparkSession, config: ApplyConfig) -> BatchResult:
@@ -143,10 +203,11 @@ def run_stream(
         raise ConfigError(f"--stream reads one directory, got {list(config.inputs)}")
     total = BatchResult()
     app_id = app_id_for(config.checkpoint)
+    known = KnownGroups()  # batches after the first of a schema decode in one pass
 
     def each(batch: DataFrame, batch_id: int) -> None:
         raw, messages = sources.raw_from_text(batch)
-        result = apply_raw(raw, config, app_id, batch_id, messages)
+        result = apply_raw(raw, config, app_id, batch_id, messages, known=known)
         total.merge(result)
         if on_batch is not None:
             on_batch(batch_id, result)

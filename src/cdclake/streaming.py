@@ -34,6 +34,7 @@ from cdclake.apply.batch import BatchResult, quarantine
 from cdclake.apply.scd1 import Txn
 from cdclake.apply.tables import Target, rows_in
 from cdclake.config import ApplyConfig
+from cdclake.decode import KnownGroups
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
 from cdclake.runner import app_id_for, apply_raw, start_query
 from cdclake.stream_metrics import (
@@ -157,8 +158,12 @@ def process_batch(
     config: ApplyConfig,
     app_id: str,
     latest: LatestOffsets | None = None,
+    known: KnownGroups | None = None,
 ) -> BatchMetrics:
-    """Apply one micro-batch of Spark's Kafka source and write its ``_cdc_batches`` record."""
+    """Apply one micro-batch of Spark's Kafka source and write its ``_cdc_batches`` record.
+
+    ``known``: the groups the query's earlier batches typed (see :func:`cdclake.runner.apply_raw`).
+    """
     spark = kafka.sparkSession
     started = now()
     kafka = kafka.persist(StorageLevel.MEMORY_AND_DISK)
@@ -173,7 +178,8 @@ def process_batch(
         fits = kafka.filter(message_bytes() <= config.max_message_bytes)
         raw = sources.from_kafka_df(fits)
         # the rows each table holds are counted once, when the run ends (see run_kafka)
-        result = apply_raw(raw, config, app_id, batch_id, stats["n"] - oversize, count_rows=False)
+        messages = stats["n"] - oversize
+        result = apply_raw(raw, config, app_id, batch_id, messages, count_rows=False, known=known)
         result.messages = stats["n"]
         result.quarantined += oversize
         for reason, n in reasons.items():
@@ -217,10 +223,11 @@ def run_kafka(
     total = BatchResult()
     total.messages = 0
     failure: list[BaseException] = []
+    known = KnownGroups()  # batches after the first of a schema decode in one pass
 
     def each(batch: DataFrame, batch_id: int) -> None:
         try:
-            metrics = process_batch(batch, batch_id, config, app_id, latest)
+            metrics = process_batch(batch, batch_id, config, app_id, latest, known)
         except BaseException as e:  # kept: py4j turns it into a long Java stack trace
             failure.append(e)
             raise

@@ -34,7 +34,7 @@ from cdclake.apply.scd2 import (
     history_fields,
     refuse_keyless,
 )
-from cdclake.decode import release
+from cdclake.decode import NEW_SCHEMA, NeedsTwoPasses, release
 from cdclake.errors import BadInputError
 from cdclake.model import CONTROL_OPS, DATA_OPS, DEFAULTS_KEY, POSITION_TYPE, Op
 
@@ -51,6 +51,7 @@ class BatchResult:
     quarantined: int = 0
     excluded: int = 0  # changes of tables left out by --include/--exclude
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
+    one_pass: bool = False  # typed in one pass, with the plans of earlier batches of a stream
 
     @property
     def applied(self) -> int:
@@ -178,6 +179,7 @@ def apply_changes(
     track_history_column_list: ColumnChoice = None,
     track_history_except_column_list: ColumnChoice = None,
     parallel_tables: int = 4,
+    one_pass: bool = False,
 ) -> BatchResult:
     """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to the tables in ``target``.
 
@@ -190,7 +192,9 @@ def apply_changes(
     table identifier or glob to 1 or 2); ``track_history_column_list`` /
     ``track_history_except_column_list`` say which columns open a new version (see
     :mod:`cdclake.apply.scd2`). Up to ``parallel_tables`` tables are applied at once (see
-    :mod:`cdclake.apply.parallel`).
+    :mod:`cdclake.apply.parallel`). ``one_pass``: the changes come from
+    :func:`cdclake.decode.type_known`; if some of them need two passes, it raises
+    :class:`cdclake.decode.NeedsTwoPasses` before writing anything.
 
     >>> result = apply_changes(read_changes(spark, ["in.jsonl"]), "/lake")  # doctest: +SKIP
     >>> result.tables["testDB.dbo.customers"].inserted  # doctest: +SKIP
@@ -217,7 +221,9 @@ def apply_changes(
         if keep is not None:
             result.excluded = changes.filter(~F.col("_keep")).count()
             changes = changes.filter(F.col("_keep")).drop("_keep")
-        per_op, per_input, n_bad, per_source = _summarize(changes)  # computes the cache
+        per_op, per_input, n_bad, per_source, n_new = _summarize(changes)  # computes the cache
+        if one_pass and n_new:
+            raise NeedsTwoPasses(n_new)
         release(decoded)
         # every table's steps below plan against one leaf, not against the whole decode (whose
         # plan grows with the batch's tables and schema versions)
@@ -256,10 +262,11 @@ def apply_changes(
     return result
 
 
-def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]]:
+def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row], int]:
     """One pass over the batch: per (table, op), per input source and per source id (see
-    :mod:`cdclake.apply.liveness`), for the good changes; and the number of bad ones. Grouping
-    sets give every grouping from the same scan."""
+    :mod:`cdclake.apply.liveness`), for the good changes; the number of bad ones, and of those
+    the number that need two passes (:data:`cdclake.decode.NEW_SCHEMA`). Grouping sets give
+    every grouping from the same scan."""
     rows = (
         changes.withColumns(
             {
@@ -285,6 +292,7 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]
             F.max_by("key_source", "seq").alias("key_source"),
             F.max("seq").alias("last_seq"),
             F.count(F.lit(1)).alias("n"),
+            F.count_if(F.col("error") == NEW_SCHEMA).alias("n_new"),
             F.count_if(F.col("before").isNotNull()).alias("n_before"),
             F.count_if(F.size("unavailable") > 0).alias("n_unavailable"),
             F.max("source_ts").alias("last_event_time"),
@@ -297,8 +305,9 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]
     per_op = [r for r in rows if r["_per_op"] and r["_per_id"] and not r["_bad"]]
     progress = [r for r in rows if not r["_per_op"] and not r["_bad"]]
     per_source = [r for r in rows if not r["_per_id"] and not r["_bad"]]
-    n_bad = sum(r["n"] for r in rows if r["_per_op"] and r["_per_id"] and r["_bad"])
-    return per_op, progress, n_bad, per_source
+    totals = [r for r in rows if r["_per_op"] and r["_per_id"] and r["_bad"]]
+    n_bad, n_new = sum(r["n"] for r in totals), sum(r["n_new"] for r in totals)
+    return per_op, progress, n_bad, per_source, n_new
 
 
 def _table_task(

@@ -344,6 +344,7 @@ class DdlBatch:
 
     errors: dict[tuple[Any, ...], str]  # lineage -> why the DDL record is quarantined
     added_defaults: dict[str, dict[str, Any]]  # table -> column added with a default -> value
+    statements: int = 0  # DDL records of the batch
 
 
 def _source_order(r: Row) -> tuple[Any, ...]:
@@ -395,7 +396,7 @@ def apply_ddl_records(env: DataFrame, target: T.Target, policy: DdlPolicy, txn: 
                 (out.table or r["table"], r["detail"], out.action, out.outcome, out.reason, r)
             )
     _record(spark, target, rows, txn)
-    return DdlBatch(errors, applier.added_defaults)
+    return DdlBatch(errors, applier.added_defaults, len(records))
 
 
 def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) -> None:

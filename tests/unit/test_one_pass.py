@@ -1,0 +1,204 @@
+"""A stream's batches after the first of a schema are typed in one pass (issue 13).
+
+The first batch of a schema version is decoded in two passes (the envelopes cached, the
+``(format, table, schema)`` groups collected, the row images typed); it leaves its plans in the
+query's :class:`~cdclake.decode.KnownGroups`. A later batch whose changes all fall in known
+groups is typed in the same pass that parses it. One with a new schema version, a new table or
+DDL is decoded again in two passes before anything is written. Either way the tables hold what a
+two-pass run gives them, and the counts and quarantine reasons are the same.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from msgs import DBZ_FIELDS, debezium
+from pyspark.sql import SparkSession
+
+from cdclake.apply.batch import BatchResult
+from cdclake.apply.tables import Target
+from cdclake.config import ApplyConfig
+from cdclake.decode import KnownGroups
+from cdclake.runner import apply_raw
+from cdclake.sources import raw_from_lines
+
+WITH_COLOR = [*DBZ_FIELDS, {"type": "string", "optional": True, "field": "color"}]
+
+
+def _rows(spark: SparkSession, root: Path, table: str) -> list[tuple[Any, ...]]:
+    df = spark.read.format("delta").load(Target(str(root)).table_path(table))
+    cols = [c for c in df.columns if not c.startswith("_cdc_") and c != "id"]
+    return sorted((tuple(r) for r in df.select("id", *sorted(cols)).collect()), key=lambda r: r[0])
+
+
+def _runner(
+    spark: SparkSession, root: Path, fmt: str, known: KnownGroups | None
+) -> Callable[[list[str]], BatchResult]:
+    config = ApplyConfig(format=fmt, inputs=("in.jsonl",), target=str(root))
+    batches = iter(range(1000))
+
+    def run(lines: list[str]) -> BatchResult:
+        i = next(batches)
+        return apply_raw(raw_from_lines(spark, lines, f"b{i}.jsonl"), config, known=known)
+
+    return run
+
+
+def _jobs(spark: SparkSession, tag: str, action: Callable[[], Any]) -> tuple[int, Any]:
+    sc = spark.sparkContext
+    sc.setJobGroup(tag, tag)
+    try:
+        out = action()
+    finally:
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return len(sc.statusTracker().getJobIdsForGroup(tag)), out
+
+
+def _row(i: int, qty: Any, **more: Any) -> dict[str, Any]:
+    return {"id": i, "name": f"n{i}", "qty": qty, **more}
+
+
+def test_batches_of_known_schemas_type_in_one_pass(spark: SparkSession, tmp_path: Path) -> None:
+    """Each batch goes to a stream's lake (``known``) and to a lake written in two passes only;
+    both must hold the same rows after every batch."""
+    streamed, plain = tmp_path / "stream", tmp_path / "plain"
+    one = _runner(spark, streamed, "debezium", KnownGroups())
+    two = _runner(spark, plain, "debezium", None)
+    table = "shop.dbo.items"
+    old, new = DBZ_FIELDS, WITH_COLOR
+    batches: list[tuple[str, list[str], bool]] = [
+        (
+            "first",
+            [debezium(1, _row(1, 1), schema=old), debezium(2, _row(2, 2), schema=old)],
+            False,
+        ),
+        (
+            "known schema",
+            [
+                debezium(3, _row(1, 5), _row(1, 1), op="u", schema=old),
+                debezium(4, _row(3, 3), schema=old),
+                debezium(2, _row(2, 2), schema=old),  # a replay: ignored
+            ],
+            True,
+        ),
+        (
+            "a new version",
+            [
+                debezium(5, _row(4, 4, color="red"), schema=new),
+                debezium(6, _row(2, 7), _row(2, 2), op="u", schema=old),
+            ],
+            False,
+        ),
+        (
+            "both versions known",
+            [
+                debezium(7, _row(5, 5, color="blue"), schema=new),
+                debezium(8, None, _row(3, 3), op="d", schema=old),
+            ],
+            True,
+        ),
+    ]
+    for name, lines, one_pass in batches:
+        got, want = one(lines), two(lines)
+        assert got.one_pass is one_pass, name
+        assert not want.one_pass
+        assert (got.changes, got.applied, got.ignored, got.quarantined) == (
+            want.changes,
+            want.applied,
+            want.ignored,
+            want.quarantined,
+        ), name
+        assert _rows(spark, streamed, table) == _rows(spark, plain, table), name
+    assert _rows(spark, streamed, table) == [
+        (1, None, "n1", 5),
+        (2, None, "n2", 7),
+        (4, "red", "n4", 4),
+        (5, "blue", "n5", 5),
+    ]
+
+
+def test_one_pass_takes_fewer_jobs(spark: SparkSession, tmp_path: Path) -> None:
+    """No job to cache the envelopes and collect the groups, none to collect DDL records: the
+    batch is parsed, typed and cached in the summary's one job."""
+    first = [debezium(i, _row(i, i), schema=DBZ_FIELDS) for i in range(1, 4)]
+    second = [
+        debezium(10 + i, _row(i, 10 * i), _row(i, i), op="u", schema=DBZ_FIELDS) for i in (1, 2)
+    ]
+    counts = {}
+    for label, known in (("one", KnownGroups()), ("two", None)):
+        run = _runner(spark, tmp_path / label, "debezium", known)
+        run(first)
+        counts[label], result = _jobs(spark, f"one-pass-{label}", lambda run=run: run(second))
+        assert result.one_pass is (known is not None)
+        assert (result.tables["shop.dbo.items"].updated, result.ignored) == (2, 0)
+    assert counts["one"] <= counts["two"] - 3, counts
+
+
+def test_a_bad_value_is_quarantined_with_the_same_reason(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    run = _runner(spark, tmp_path / "lake", "debezium", KnownGroups())
+    run([debezium(1, _row(1, 1), schema=DBZ_FIELDS)])
+    result = run(
+        [
+            debezium(2, _row(2, "many"), schema=DBZ_FIELDS),
+            debezium(3, _row(3, 3), schema=DBZ_FIELDS),
+        ]
+    )
+    assert result.one_pass
+    assert result.quarantine_reasons == {"column qty: value 'many' does not fit int64": 1}
+    assert _rows(spark, tmp_path / "lake", "shop.dbo.items") == [(1, "n1", 1), (3, "n3", 3)]
+
+
+def _canal(sql: str | None, es: int, data: list[dict[str, Any]] | None, mysql: Any) -> str:
+    return json.dumps(
+        {
+            "data": data,
+            "database": "shop",
+            "es": es,
+            "id": es,
+            "isDdl": sql is not None,
+            "mysqlType": mysql,
+            "old": None,
+            "pkNames": None if sql else ["id"],
+            "sql": sql or "",
+            "sqlType": None,
+            "table": "users",
+            "ts": es,
+            "type": "ALTER" if sql else "INSERT",
+        }
+    )
+
+
+def test_ddl_sends_the_batch_through_two_passes(spark: SparkSession, tmp_path: Path) -> None:
+    """A DDL record changes what the tables look like before their rows are typed: its batch
+    is decoded in two passes, and the plans are made again."""
+    v1 = {"id": "int", "name": "varchar(20)"}
+    add = "ALTER TABLE users ADD COLUMN score int DEFAULT 7"
+    batches = [
+        ("first", [_canal(None, 1, [{"id": "1", "name": "a"}], v1)], False),
+        (
+            "ddl",
+            [_canal(add, 2, None, None), _canal(None, 3, [{"id": "2", "name": "b"}], v1)],
+            False,
+        ),
+        ("after the ddl", [_canal(None, 4, [{"id": "3", "name": "c"}], v1)], True),
+    ]
+    one = _runner(spark, tmp_path / "stream", "canal", KnownGroups())
+    two = _runner(spark, tmp_path / "plain", "canal", None)
+    for name, lines, one_pass in batches:
+        got, want = one(lines), two(lines)
+        assert got.one_pass is one_pass, name
+        assert (got.control_by_op, got.applied) == (want.control_by_op, want.applied), name
+    assert got.control_by_op == {}
+    assert _rows(spark, tmp_path / "stream", "shop.users") == _rows(
+        spark, tmp_path / "plain", "shop.users"
+    )
+    assert [r[:2] for r in _rows(spark, tmp_path / "stream", "shop.users")] == [
+        (1, "a"),
+        (2, "b"),
+        (3, "c"),
+    ]
