@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from jobs import count_jobs
 from msgs import DBZ_FIELDS, debezium
 from pyspark.sql import SparkSession
 
@@ -45,16 +46,6 @@ def _runner(
         return apply_raw(raw_from_lines(spark, lines, f"b{i}.jsonl"), config, known=known)
 
     return run
-
-
-def _jobs(spark: SparkSession, tag: str, action: Callable[[], Any]) -> tuple[int, Any]:
-    sc = spark.sparkContext
-    sc.setJobGroup(tag, tag)
-    try:
-        out = action()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-    return len(sc.statusTracker().getJobIdsForGroup(tag)), out
 
 
 def _row(i: int, qty: Any, **more: Any) -> dict[str, Any]:
@@ -131,7 +122,7 @@ def test_one_pass_takes_fewer_jobs(spark: SparkSession, tmp_path: Path) -> None:
     for label, known in (("one", KnownGroups()), ("two", None)):
         run = _runner(spark, tmp_path / label, "debezium", known)
         run(first)
-        counts[label], result = _jobs(spark, f"one-pass-{label}", lambda run=run: run(second))
+        counts[label], result = count_jobs(spark, f"one-pass-{label}", lambda run=run: run(second))
         assert result.one_pass is (known is not None)
         assert (result.tables["shop.dbo.items"].updated, result.ignored) == (2, 0)
     assert counts["one"] <= counts["two"] - 3, counts

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from jobs import count_jobs
 from pyspark.sql import SparkSession
 
 from cdclake import formats
@@ -20,18 +21,6 @@ from cdclake.formats.base import detection_type
 from cdclake.runner import read_changes, run_batch
 
 SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
-
-
-def _jobs(spark: SparkSession, tag: str, action: Callable[[], Any]) -> tuple[int, Any]:
-    sc = spark.sparkContext
-    sc.setJobGroup(tag, tag)
-    try:
-        out = action()
-    finally:
-        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
-        sc.setLocalProperty("spark.job.description", None)  # type: ignore[arg-type]
-    spark.catalog.clearCache()
-    return len(sc.statusTracker().getJobIdsForGroup(tag)), out
 
 
 def _line(seed_line: int, key: int, lsn: int) -> str:
@@ -64,8 +53,8 @@ def test_auto_adds_no_job_to_decide_the_format(spark: SparkSession, tmp_path: Pa
     def decoded(fmt: str) -> Callable[[], list[Any]]:
         return lambda: read_changes(spark, [path], fmt).select("table", "op", "after").collect()
 
-    given, rows_given = _jobs(spark, "i13-given", decoded("debezium"))
-    auto, rows_auto = _jobs(spark, "i13-auto", decoded("auto"))
+    given, rows_given = count_jobs(spark, "i13-given", decoded("debezium"))
+    auto, rows_auto = count_jobs(spark, "i13-auto", decoded("auto"))
 
     assert sorted(map(str, rows_auto)) == sorted(map(str, rows_given))
     assert auto <= given + len(formats.all_formats()) + 2
@@ -85,7 +74,7 @@ def test_initial_load_counts_no_rows_in_extra_jobs(spark: SparkSession, tmp_path
     )
     target = str(tmp_path / "lake")
 
-    jobs, result = _jobs(
+    jobs, result = count_jobs(
         spark, "i13-apply", lambda: apply_changes(read_changes(spark, [str(path)]), target)
     )
 
@@ -128,7 +117,7 @@ def _two_batches(spark: SparkSession, tmp_path: Path, second: list[str]) -> tupl
     apply_changes(read_changes(spark, [str(first)]), target)
     path = tmp_path / "second.jsonl"
     path.write_text("\n".join(second))
-    return _jobs(
+    return count_jobs(
         spark,
         f"i13-merge-{tmp_path.parent.name}-{tmp_path.name}",
         lambda: apply_changes(read_changes(spark, [str(path)]), target),
@@ -189,7 +178,7 @@ def test_cli_batch_counts_messages_with_the_line_numbers(
     path.write_text("\n".join(lines))
     config = ApplyConfig(inputs=(str(path),), target=str(tmp_path / "lake"))
 
-    jobs, result = _jobs(spark, "i13-cli", lambda: run_batch(spark, config))
+    jobs, result = count_jobs(spark, "i13-cli", lambda: run_batch(spark, config))
 
     assert result.messages == 3
     assert result.messages == result.changes + result.control + result.quarantined
