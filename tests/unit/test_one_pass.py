@@ -36,9 +36,9 @@ def _rows(spark: SparkSession, root: Path, table: str) -> list[tuple[Any, ...]]:
 
 
 def _runner(
-    spark: SparkSession, root: Path, fmt: str, known: KnownGroups | None
+    spark: SparkSession, root: Path, fmt: str, known: KnownGroups | None, **settings: Any
 ) -> Callable[[list[str]], BatchResult]:
-    config = ApplyConfig(format=fmt, inputs=("in.jsonl",), target=str(root))
+    config = ApplyConfig(format=fmt, inputs=("in.jsonl",), target=str(root), **settings)
     batches = iter(range(1000))
 
     def run(lines: list[str]) -> BatchResult:
@@ -144,7 +144,9 @@ def test_a_bad_value_is_quarantined_with_the_same_reason(
     assert _rows(spark, tmp_path / "lake", "shop.dbo.items") == [(1, "n1", 1), (3, "n3", 3)]
 
 
-def _canal(sql: str | None, es: int, data: list[dict[str, Any]] | None, mysql: Any) -> str:
+def _canal(
+    sql: str | None, es: int, data: list[dict[str, Any]] | None, mysql: Any, table: str = "users"
+) -> str:
     return json.dumps(
         {
             "data": data,
@@ -157,7 +159,7 @@ def _canal(sql: str | None, es: int, data: list[dict[str, Any]] | None, mysql: A
             "pkNames": None if sql else ["id"],
             "sql": sql or "",
             "sqlType": None,
-            "table": "users",
+            "table": table,
             "ts": es,
             "type": "ALTER" if sql else "INSERT",
         }
@@ -193,3 +195,27 @@ def test_ddl_sends_the_batch_through_two_passes(spark: SparkSession, tmp_path: P
         (2, "b"),
         (3, "c"),
     ]
+
+
+def test_ddl_of_an_excluded_table_still_takes_two_passes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """``--exclude`` leaves a table's rows out, not its DDL (which a two-pass batch applies):
+    a DDL record of an excluded table sends the batch through two passes all the same."""
+    v1 = {"id": "int", "name": "varchar(20)"}
+    create = "CREATE TABLE other (id int PRIMARY KEY, note varchar(10))"
+    batches = [
+        [_canal(None, 1, [{"id": "1", "name": "a"}], v1)],
+        [_canal(create, 2, None, None, "other"), _canal(None, 3, [{"id": "2", "name": "b"}], v1)],
+    ]
+    lakes = {"stream": KnownGroups(), "plain": None}
+    results = {}
+    for name, known in lakes.items():
+        run = _runner(spark, tmp_path / name, "canal", known, exclude=("shop.other",))
+        results[name] = [run(lines) for lines in batches]
+    assert [r.one_pass for r in results["stream"]] == [False, False]
+    assert [r.excluded for r in results["stream"]] == [r.excluded for r in results["plain"]]
+    other = Path(Target(str(tmp_path / "stream")).table_path("shop.other"))
+    plain_other = Path(Target(str(tmp_path / "plain")).table_path("shop.other"))
+    assert (other / "_delta_log").exists() == (plain_other / "_delta_log").exists()
+    assert _rows(spark, tmp_path / "stream", "shop.users") == [(1, "a"), (2, "b")]

@@ -212,6 +212,8 @@ def apply_changes(
     )
     result = BatchResult()
     keep = _table_filter(include, exclude)
+    if keep is not None and one_pass:  # what needs two passes is counted, whatever its table
+        keep = keep | F.col("error").eqNullSafe(NEW_SCHEMA)
     if keep is not None:
         changes = changes.withColumn("_keep", keep)
     # the raw message is only kept for quarantine: good rows need not carry it in the cache
