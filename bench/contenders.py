@@ -84,9 +84,9 @@ def apply(spark: SparkSession, path: Path, fmt: str, target: Path, scd_type: int
     return run
 
 
-def stream_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known: object) -> Job:
-    """A stream's next batch: the runner's path, as a micro-batch takes it, with the plans
-    ``known`` (a :class:`cdclake.decode.KnownGroups`) holds from the stream's first batch."""
+def _runner_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known: object) -> object:
+    """``path`` applied as one micro-batch of a stream whose plans ``known`` holds (a
+    :class:`cdclake.decode.KnownGroups`): the runner's path; returns its ``BatchResult``."""
     from cdclake import sources
     from cdclake.config import ApplyConfig
     from cdclake.runner import apply_raw
@@ -94,11 +94,16 @@ def stream_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known:
     config = ApplyConfig(
         format=fmt, inputs=(str(path),), target=str(target), keys=primary_keys(fmt) or {}
     )
+    raw, messages = sources.read_files_counted(spark, [str(path)])
+    return apply_raw(raw, config, messages=messages, known=known)  # type: ignore[arg-type]
+
+
+def stream_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known: object) -> Job:
+    """A stream's next batch, typed in one pass with the plans of the stream's first batch."""
 
     def run() -> object:
-        raw, messages = sources.read_files_counted(spark, [str(path)])
-        result = apply_raw(raw, config, messages=messages, known=known)  # type: ignore[arg-type]
-        if not result.one_pass:
+        result = _runner_batch(spark, path, fmt, target, known)
+        if not result.one_pass:  # type: ignore[attr-defined]
             raise RuntimeError("the stream's batch was not typed in one pass")
         return result
 
@@ -106,8 +111,8 @@ def stream_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known:
 
 
 def learn_plans(spark: SparkSession, path: Path, fmt: str, lake: Path, lines: int = 1000) -> object:
-    """The plans a stream's first batch of ``lines`` events of ``path`` makes (applied to a lake
-    of its own): a :class:`cdclake.decode.KnownGroups`."""
+    """The plans a stream's first batch (the first ``lines`` events of ``path``, applied to a
+    lake of its own, in two passes) makes: a :class:`cdclake.decode.KnownGroups`."""
     from itertools import islice
 
     from cdclake.decode import KnownGroups
@@ -115,16 +120,8 @@ def learn_plans(spark: SparkSession, path: Path, fmt: str, lake: Path, lines: in
     first = lake.parent / f"{lake.name}-first.jsonl"
     with open(path) as f:
         first.write_text("".join(islice(f, lines)))
-    from cdclake import sources
-    from cdclake.config import ApplyConfig
-    from cdclake.runner import apply_raw
-
     known = KnownGroups()
-    config = ApplyConfig(
-        format=fmt, inputs=(str(first),), target=str(lake), keys=primary_keys(fmt) or {}
-    )
-    raw, messages = sources.read_files_counted(spark, [str(first)])
-    apply_raw(raw, config, messages=messages, known=known)  # two passes: it makes the plans
+    _runner_batch(spark, first, fmt, lake, known)
     return known
 
 
