@@ -57,6 +57,9 @@ def main(argv: list[str] | None = None) -> None:
         "apply": C.apply(spark, src, "debezium", work / "lake"),
         "recipe": C.recipe(spark, src, work / "recipe"),
     }
+    if "stream-batch" in a.only:
+        known = C.learn_plans(spark, src, "debezium", work / "first-batch")
+        jobs["stream-batch"] = C.stream_batch(spark, src, "debezium", work / "stream", known)
     times = {}
     for name in a.only.split(","):
         spark.sparkContext.setJobGroup(f"p/{n}/0/{name}/r0", name)
@@ -90,9 +93,11 @@ def main(argv: list[str] | None = None) -> None:
             f"{sum(j.seconds for j in g.jobs):.2f}" if g else "-",
         )
     console.print(summary)
-    g = groups.get(f"p/{n}/0/apply/r0")
-    if g:
-        detail = Table("job", "seconds", "tasks", "description / call site", title="cdclake apply")
+    for name in ("apply", "stream-batch"):
+        g = groups.get(f"p/{n}/0/{name}/r0")
+        if not g:
+            continue
+        detail = Table("job", "seconds", "tasks", "description / call site", title=f"cdclake {name}")
         for j in g.jobs:
             detail.add_row(str(j.job_id), f"{j.seconds:.2f}", str(j.tasks), j.name[:90])
         console.print(detail)

@@ -33,7 +33,9 @@ from cdclake.errors import DecodeError, TableError
 from cdclake.formats._values import date_from_days
 from cdclake.formats.base import (
     DETECTED,
+    IMAGE_COLUMNS,
     NO_VALUE,
+    REPARSE,
     ColumnSpec,
     DecodeOptions,
     Format,
@@ -372,7 +374,9 @@ def _typed_image(
                 ),
             )
         )
-    not_object = text.isNotNull() & raw.isNull()
+    # a JSON string image is text that parses (to nulls: Spark reads invalid text so), so the
+    # text must also open an object (an image's text is compact JSON)
+    not_object = text.isNotNull() & (raw.isNull() | ~text.startswith("{"))
     error = F.when(
         not_object, F.concat(F.lit("row image is not a JSON object: "), F.substring(text, 1, 100))
     ).otherwise(F.coalesce(*errors, F.lit(None).cast("string")) if errors else F.lit(None))
@@ -615,8 +619,30 @@ def type_known(env: DataFrame, known: KnownGroups) -> DataFrame:
         _Member(fmt, table, token, plan, keyed)
         for (fmt, table, token), (keyed, plan) in sorted(known.plans.items())
     ]
-    ddl = F.col("error").isNull() & (F.col("op") == Op.DDL)
-    return _typed(env, members, typable, imageless, unknown=ddl)
+    unknown = F.col("error").isNull() & (F.col("op") == Op.DDL)
+    if REPARSE in env.columns:
+        unknown = unknown | F.col(REPARSE)
+    return _typed(env, members, typable, imageless, unknown=unknown)
+
+
+IMAGE_FIELDS_MAX = 1000
+"""The most columns the row images of a one-pass batch are parsed into (see
+:func:`one_pass_envelopes`); with more, the images are parsed from their text."""
+
+
+def one_pass_envelopes(
+    raw: DataFrame, format_name: str, options: DecodeOptions, known: KnownGroups
+) -> tuple[DataFrame, DataFrame | None]:
+    """:func:`envelopes` for :func:`type_known`: where the format offers it, the row images
+    are read in the message's own parse, as the columns ``known``'s plans type (no text of the
+    images is made and parsed again)."""
+    if format_name != formats.AUTO:
+        fmt = formats.get(format_name)
+        images = known.images(fmt.name)
+        env = fmt.envelope_with_images(raw, options, images) if images is not None else None
+        if env is not None:
+            return env.withColumn(_FORMAT, F.lit(fmt.name)), None
+    return envelopes(raw, format_name, options)
 
 
 @dataclass(frozen=True)
@@ -687,6 +713,7 @@ def _typed(
         new = (typable & F.col("_plan").isNull()) | unknown
         out["error"] = F.when(new, F.lit(NEW_SCHEMA)).otherwise(out["error"])
     parsed: dict[str, Column] = {}  # each plan's images parsed once, in a projection of its own
+    images = all(c in env.columns for c in IMAGE_COLUMNS)  # parsed with the message
     for i, plan in sorted(by_shape.items()):
         mine = F.col("_plan") == i
         key_columns = F.col("key_columns")
@@ -700,7 +727,10 @@ def _typed(
             continue
         for image in ("before", "after"):
             parsed[f"_{image}{i}"] = F.when(
-                mine, F.from_json(F.col(f"{image}_text"), _text_struct(plan.specs))
+                mine,
+                F.col(f"{image}_image")
+                if images
+                else F.from_json(F.col(f"{image}_text"), _text_struct(plan.specs)),
             )
         typed_columns = _typed_columns(
             plan.specs, F.col(f"_before{i}"), F.col(f"_after{i}"), key_columns
@@ -762,6 +792,22 @@ class KnownGroups:
 
     def forget(self) -> None:
         self.plans.clear()
+
+    def images(self, format_name: str) -> StructType | None:
+        """The columns of the row images the plans of ``format_name`` type, as text: what a
+        message's parse reads its images as (:func:`one_pass_envelopes`). None: no plan, or
+        too many columns, or two that differ only in case (a parse reads them exactly, a
+        struct field is found whatever its case)."""
+        names: dict[str, str] = {}
+        for (fmt, _, _), (_, plan) in self.plans.items():
+            if fmt != format_name:
+                continue
+            for s in plan.specs:
+                if names.setdefault(s.name.lower(), s.name) != s.name:
+                    return None
+        if not names or len(names) > IMAGE_FIELDS_MAX:
+            return None
+        return StructType([StructField(n, StringType()) for n in names.values()])
 
 
 def _plan(

@@ -24,9 +24,9 @@ from cdclake.decode import (
     configured_keys,
     decode,
     decode_envelopes,
-    envelopes,
     hand_over,
     mark_errors,
+    one_pass_envelopes,
     release_detection,
     type_changes,
     type_known,
@@ -117,7 +117,7 @@ class _BatchRun:
     count_rows: bool
 
     def one_pass(self, raw: DataFrame, known: KnownGroups) -> BatchResult:
-        env, tagged = envelopes(raw, self.config.format, self.options)
+        env, tagged = one_pass_envelopes(raw, self.config.format, self.options, known)
         try:
             changes = type_known(configured_keys(env, self.options), known)
             result = self._apply(changes, {}, one_pass=True)

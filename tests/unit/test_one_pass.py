@@ -18,11 +18,13 @@ from typing import Any
 from jobs import count_jobs
 from msgs import DBZ_FIELDS, debezium
 from pyspark.sql import SparkSession
+from pyspark.sql.types import StringType
 
 from cdclake.apply.batch import BatchResult
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
-from cdclake.decode import KnownGroups
+from cdclake.decode import KnownGroups, _Plan, one_pass_envelopes
+from cdclake.formats.base import ColumnSpec, DecodeOptions
 from cdclake.runner import apply_raw
 from cdclake.sources import raw_from_lines
 
@@ -219,3 +221,65 @@ def test_ddl_of_an_excluded_table_still_takes_two_passes(
     plain_other = Path(Target(str(tmp_path / "plain")).table_path("shop.other"))
     assert (other / "_delta_log").exists() == (plain_other / "_delta_log").exists()
     assert _rows(spark, tmp_path / "stream", "shop.users") == [(1, "a"), (2, "b")]
+
+
+def test_a_message_the_one_pass_parse_cannot_read_takes_two_passes(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """In one pass a Debezium message's row images are read in its own parse, as the columns
+    the plans know. A message that does not parse that way (a row image that is not a JSON
+    object, a line that is not JSON) sends the batch through two passes, which quarantine it
+    with the reason a two-pass run gives."""
+    not_object = json.loads(debezium(3, _row(3, 3), schema=DBZ_FIELDS))
+    not_object["value"]["payload"]["after"] = "id=3"
+    batch = [
+        debezium(2, _row(2, 2), schema=DBZ_FIELDS),
+        json.dumps(not_object),
+        '{"key": {"id": 4}, "value": {"payload": ',
+    ]
+    one = _runner(spark, tmp_path / "stream", "debezium", KnownGroups())
+    two = _runner(spark, tmp_path / "plain", "debezium", None)
+    for lines in ([debezium(1, _row(1, 1), schema=DBZ_FIELDS)], batch):
+        got, want = one(lines), two(lines)
+    assert not got.one_pass
+    assert got.quarantine_reasons == want.quarantine_reasons
+    assert sorted(got.quarantine_reasons) == [
+        "not valid JSON",
+        "row image is not a JSON object: id=3",
+    ]
+    assert _rows(spark, tmp_path / "stream", "shop.dbo.items") == [(1, "n1", 1), (2, "n2", 2)]
+    assert _rows(spark, tmp_path / "plain", "shop.dbo.items") == [(1, "n1", 1), (2, "n2", 2)]
+
+
+def test_one_pass_reads_debezium_images_in_the_message_parse(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Debezium offers the images parsed with the message (no text made and parsed again);
+    a format that does not is typed from the images' text, as before."""
+    known = KnownGroups()
+    run = _runner(spark, tmp_path / "lake", "debezium", known)
+    run([debezium(1, _row(1, 1), schema=DBZ_FIELDS)])
+    images = known.images("debezium")
+    assert images is not None and images.fieldNames() == ["id", "name", "qty"]
+    raw = raw_from_lines(spark, [debezium(2, _row(2, 2), schema=DBZ_FIELDS)])
+    env, _ = one_pass_envelopes(raw, "debezium", DecodeOptions(), known)
+    assert {"before_image", "after_image", "reparse"} <= set(env.columns)
+    assert known.images("canal") is None
+    env, _ = one_pass_envelopes(raw, "canal", DecodeOptions(), known)
+    assert "after_image" not in env.columns
+
+
+def test_columns_differing_only_in_case_are_read_from_text(spark: SparkSession) -> None:
+    """Two tables with columns ``id`` and ``ID``: one struct cannot hold both (a field is
+    found whatever its case), so the images are read from their text."""
+    specs = {name: [ColumnSpec(name, StringType(), lambda c: c, "string")] for name in ("id", "ID")}
+    known = KnownGroups(
+        {
+            ("debezium", f"db.{name}", "token"): (True, _Plan((name,), spec))
+            for name, spec in specs.items()
+        }
+    )
+    assert known.images("debezium") is None
+    del known.plans[("debezium", "db.ID", "token")]
+    images = known.images("debezium")
+    assert images is not None and images.fieldNames() == ["id"]

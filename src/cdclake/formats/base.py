@@ -137,6 +137,18 @@ class Format(ABC):
         (:func:`cdclake.decode.text_spec`)."""
         return None
 
+    def envelope_with_images(
+        self, raw: DataFrame, options: DecodeOptions, images: StructType
+    ) -> DataFrame | None:
+        """:meth:`envelope`, with each row image read in the message's own parse as ``images``
+        (a struct of STRING fields: every column the caller has a typing plan for) into the
+        extra columns :data:`IMAGE_COLUMNS`; ``before_text`` and ``after_text`` then only tell
+        whether there is an image (the text ``{}``), and :data:`REPARSE` marks the messages whose
+        value did not parse that way (an image that is not a JSON object, invalid JSON), which
+        the caller decodes again from :meth:`envelope`. None: the format does not offer this
+        (the caller parses the images' text)."""
+        return None
+
     @abstractmethod
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
         """The columns of a row image whose envelope carried ``schema_token``.
@@ -155,6 +167,11 @@ class Format(ABC):
 
 
 MALFORMED = "_malformed"
+IMAGE_COLUMNS = ("before_image", "after_image")
+"""The row images :meth:`Format.envelope_with_images` adds, parsed (structs of STRING)."""
+REPARSE = "reparse"
+"""The column :meth:`Format.envelope_with_images` adds: the message needs
+:meth:`Format.envelope`."""
 
 
 def json_list_token(schema_token: str, what: str) -> list[Any]:
@@ -176,7 +193,7 @@ TOMBSTONE = "_tombstone"
 """Column :func:`parse_value` adds: the record's value is null (a Kafka tombstone)."""
 
 
-def parse_value(raw: DataFrame, schema: str, record_fields: bool = False) -> DataFrame:
+def parse_value(raw: DataFrame, schema: str | StructType, record_fields: bool = False) -> DataFrame:
     """``raw`` plus ``_v``: the value parsed ONCE with ``schema`` (a DDL string that ends with
     ``_malformed STRING``, which holds the text of a value that is not valid JSON), and
     :data:`TOMBSTONE`.
@@ -196,7 +213,7 @@ def parse_value(raw: DataFrame, schema: str, record_fields: bool = False) -> Dat
     from cdclake.sources import record_field, value_text
 
     options = {"columnNameOfCorruptRecord": MALFORMED}
-    value_type = StructType.fromDDL(schema)
+    value_type = StructType.fromDDL(schema) if isinstance(schema, str) else schema
     assert isinstance(value_type, StructType), schema
     inner = StructType([f for f in value_type.fields if f.name != MALFORMED])
     own = ("key", "headers") if record_fields else ()
@@ -297,14 +314,18 @@ def parse_detection(raw: DataFrame, fields: StructType) -> DataFrame:
     )
 
 
-def select_envelope(df: DataFrame, **columns: Column) -> DataFrame:
-    """Project ``df`` to :data:`ENVELOPE_SCHEMA`, casting each given column; missing ones null."""
+def select_envelope(
+    df: DataFrame, extra: dict[str, Column] | None = None, **columns: Column
+) -> DataFrame:
+    """Project ``df`` to :data:`ENVELOPE_SCHEMA`, casting each given column; missing ones null.
+    ``extra``: columns kept after them as they are."""
     from pyspark.sql import functions as F
 
     out = []
     for f in ENVELOPE_SCHEMA.fields:
         col = columns.get(f.name)
         out.append((F.lit(None) if col is None else col).cast(f.dataType).alias(f.name))
+    out += [c.alias(name) for name, c in (extra or {}).items()]
     return df.select(*out)
 
 

@@ -48,10 +48,12 @@ from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType
+from pyspark.sql.types import DataType, StructField, StructType
 
 from cdclake.formats import debezium_types
 from cdclake.formats.base import (
+    IMAGE_COLUMNS,
+    REPARSE,
     TOMBSTONE,
     ColumnSpec,
     DecodeOptions,
@@ -109,6 +111,34 @@ _VALUE = ", ".join(
         "_malformed STRING",
     ]
 )
+
+
+def _value_type(images: StructType | None) -> StructType:
+    """The value's parse type; ``images``: the type of ``before`` and ``after`` (else text)."""
+    value = StructType.fromDDL(_VALUE)
+    assert isinstance(value, StructType)
+    if images is None:
+        return value
+
+    def typed(struct: DataType) -> StructType:
+        assert isinstance(struct, StructType)
+        return StructType(
+            [
+                StructField(f.name, images) if f.name in ("before", "after") else f
+                for f in struct.fields
+            ]
+        )
+
+    return StructType(
+        [
+            StructField(f.name, typed(f.dataType))
+            if f.name == "payload" and isinstance(f.dataType, StructType)
+            else StructField(f.name, images)
+            if f.name in ("before", "after")
+            else f
+            for f in value.fields
+        ]
+    )
 
 
 def _lsn_parts(lsn: Column) -> list[Column]:
@@ -235,48 +265,61 @@ class DebeziumFormat(Format):
         return either("op").isin(*OPS) | either("status").isin(*TRANSACTION_STATUS) | schema_change
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = parse_value(raw, _VALUE, record_fields=True)
-        parsed = parsed.withColumn("_key", _parsed_key(F.col("key")))
+        return self._envelope(raw, None)
+
+    def envelope_with_images(
+        self, raw: DataFrame, options: DecodeOptions, images: StructType
+    ) -> DataFrame | None:
+        return self._envelope(raw, images)
+
+    def _envelope(self, raw: DataFrame, images: StructType | None) -> DataFrame:
+        parsed = parse_value(raw, _value_type(images), record_fields=True)
         v = F.col("_v")
-        enveloped = v["payload"].isNotNull()
-        body = {
-            f: F.when(enveloped, v["payload"][f]).otherwise(v[f])
-            for f in (
-                "before",
-                "after",
-                "source",
-                "op",
-                "ts_ms",
-                "message",
-                "transaction",
-                "status",
-                "id",
-                "ddl",
-                "databaseName",
-            )
-        }
-        src = body["source"]
-        op_code = body["op"]
-        status = body["status"]
-        tombstone = F.col(TOMBSTONE)
-        fields = v["schema"]["fields"]
-        token = F.coalesce(
-            F.get(F.filter(fields, lambda f: f["field"] == "after"), 0)["fields"],
-            F.get(F.filter(fields, lambda f: f["field"] == "before"), 0)["fields"],
+        # the body (the payload, or the value itself without the schema envelope), the op, the
+        # position and the table are computed once, in projections of their own: each is read
+        # by several columns, some inside conditional branches, where Spark would evaluate it
+        # again per reference
+        bare = F.struct(*[v[n].alias(n) for n, _ in _BODY])
+        staged = parsed.select(
+            *[c for c in parsed.columns if c != "_v"],
+            v["_malformed"].alias("_malformed"),
+            v.isNull().alias("_null"),
+            v["schema"]["fields"].alias("_schema_fields"),
+            F.when(v["payload"].isNotNull(), v["payload"]).otherwise(bare).alias("_b"),
+            _parsed_key(F.col("key")).alias("_key"),
         )
+        b = F.col("_b")
+        src = b["source"]
+        op_code = b["op"]
+        status = b["status"]
+        tombstone = F.col(TOMBSTONE)
         op = (
             F.when(tombstone, F.lit(Op.TOMBSTONE))
             .when(op_code.isNotNull(), _lookup(OPS)[op_code])
             .when(status.isNotNull(), _lookup(TRANSACTION_STATUS)[status])
-            .when(body["ddl"].isNotNull(), F.lit(Op.MESSAGE))
-            .when(body["ts_ms"].isNotNull() & src.isNull(), F.lit(Op.HEARTBEAT))
+            .when(b["ddl"].isNotNull(), F.lit(Op.MESSAGE))
+            .when(b["ts_ms"].isNotNull() & src.isNull(), F.lit(Op.HEARTBEAT))
         )
-        position = _position(src, body["transaction"]["total_order"])
+        staged = staged.withColumns(
+            {
+                "_op": op,
+                "_pos": _position(src, b["transaction"]["total_order"]),
+                "_table": _table(src),
+            }
+        )
+        body = {f: b[f] for f, _ in _BODY}
+        fields = F.col("_schema_fields")
+        token = F.coalesce(
+            F.get(F.filter(fields, lambda f: f["field"] == "after"), 0)["fields"],
+            F.get(F.filter(fields, lambda f: f["field"] == "before"), 0)["fields"],
+        )
+        op = F.col("_op")
+        position = F.col("_pos")
         is_data = op.isin(Op.INSERT, Op.UPDATE, Op.DELETE, Op.READ, Op.TRUNCATE)
-        table = _table(src)
+        table = F.col("_table")
         error = (
             F.when(tombstone, F.lit(None))
-            .when(v["_malformed"].isNotNull() | v.isNull(), F.lit("not valid JSON"))
+            .when(F.col("_malformed").isNotNull() | F.col("_null"), F.lit("not valid JSON"))
             .when(
                 op.isNull() & op_code.isNotNull(),
                 F.concat(
@@ -289,6 +332,16 @@ class DebeziumFormat(Format):
             .when(is_data & table.isNull(), F.lit("no source table in source.db/schema/table"))
             .when(is_data, _position_error(src, position))
         )
+        before, after = body["before"], body["after"]
+        extra = None
+        if images is not None:  # the images are parsed: their text only says they are there
+            extra = {
+                IMAGE_COLUMNS[0]: before,
+                IMAGE_COLUMNS[1]: after,
+                REPARSE: F.col("_malformed").isNotNull(),
+            }
+            before = F.when(before.isNotNull(), F.lit("{}"))
+            after = F.when(after.isNotNull(), F.lit("{}"))
         record_key = F.col("key").isNotNull()
         meta = F.map_from_arrays(
             F.array(*map(F.lit, META_KEYS)),
@@ -312,7 +365,8 @@ class DebeziumFormat(Format):
             .when(status.isNotNull(), body["id"])
         )
         return select_envelope(
-            parsed,
+            staged,
+            extra,
             table=table,
             op=op,
             key_columns=F.when(record_key, _key_columns(F.col("key"), F.col("_key"))).otherwise(
@@ -321,8 +375,8 @@ class DebeziumFormat(Format):
             key_source=F.when(record_key, F.lit(KeySource.RECORD_KEY)).otherwise(
                 F.lit(KeySource.NONE)
             ),
-            before_text=body["before"],
-            after_text=body["after"],
+            before_text=before,
+            after_text=after,
             schema_token=token,
             position=F.when(is_data | body["ddl"].isNotNull(), position),
             seq=F.col("lineage"),
