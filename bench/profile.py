@@ -2,7 +2,9 @@
 
 Runs floor-write, cdclake apply and the recipe once each on the same Debezium file (the same
 generator and session as ``bench.run``), then prints, per contender, wall time and Spark jobs, and
-for cdclake every job with its description (cdclake names each step) and wall time. It also
+for cdclake every job with its description (cdclake names each step) and wall time. ``--only``
+picks and orders the contenders; ``stream-batch`` is a stream's next batch (typed in one pass
+with the plans of a first batch of 1,000 events) into a new table. It also
 checks that cdclake and the recipe end with the same table. A development tool: the numbers that
 count come from ``bench/run.sh``.
 """
@@ -97,7 +99,9 @@ def main(argv: list[str] | None = None) -> None:
         g = groups.get(f"p/{n}/0/{name}/r0")
         if not g:
             continue
-        detail = Table("job", "seconds", "tasks", "description / call site", title=f"cdclake {name}")
+        detail = Table(
+            "job", "seconds", "tasks", "description / call site", title=f"cdclake {name}"
+        )
         for j in g.jobs:
             detail.add_row(str(j.job_id), f"{j.seconds:.2f}", str(j.tasks), j.name[:90])
         console.print(detail)
