@@ -412,3 +412,13 @@ def write_events(
     tmp.rename(path)
     done.touch()
     return path
+
+
+def debezium_file(n: int) -> Path:
+    """The Debezium file of ``n`` events that ``bench.run`` uses by default (keys = n/10,
+    stride 100, seed 42), under ``bench/out/data``; written once. For the dev tools."""
+    keys = max(n // 10, 1)
+    folder = Path(__file__).resolve().parent / "out" / "data" / "debezium"
+    return write_events(
+        folder / f"n{n}-k{keys}-s100-seed42" / "events.jsonl", "debezium", n, keys, 100
+    )

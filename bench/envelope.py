@@ -52,14 +52,8 @@ def main(argv: list[str] | None = None) -> None:
     from cdclake import _spark, decode, sources
     from cdclake.formats.base import DecodeOptions
 
-    n, keys = a.events, max(a.events // 10, 1)
-    src = data.write_events(
-        BENCH / "out" / "data" / "debezium" / f"n{n}-k{keys}-s100-seed42" / "events.jsonl",
-        "debezium",
-        n,
-        keys,
-        100,
-    )
+    n = a.events
+    src = data.debezium_file(n)
     work = a.out.absolute()
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)

@@ -34,14 +34,8 @@ def main(argv: list[str] | None = None) -> None:
     console = Console()
     from cdclake import _spark
 
-    n, keys = a.events, max(a.events // 10, 1)
-    src = data.write_events(
-        BENCH / "out" / "data" / "debezium" / f"n{n}-k{keys}-s100-seed42" / "events.jsonl",
-        "debezium",
-        n,
-        keys,
-        100,
-    )
+    n = a.events
+    src = data.debezium_file(n)
     work = a.out.absolute()
     shutil.rmtree(work, ignore_errors=True)
     (work / "eventlog").mkdir(parents=True)
