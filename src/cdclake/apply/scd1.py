@@ -130,23 +130,34 @@ def _key_of(image: str, keys: Sequence[str]) -> list[Column]:
 
 
 def expand(rows: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
-    """Changes -> row operations: an upsert of the after image and/or a delete of the before key."""
+    """Changes -> row operations: an upsert of the after image and/or a delete of the before key.
+
+    Each change yields its operations from one generator over ``rows``, not from a union of two
+    filtered reads of it: a filter is pushed below the projection that casts the images
+    (variants) to the table's row type, so each filter and each branch cast them again, and a
+    variant's cast builds an expression per value. Here each image is cast once per change.
+    """
+    image = rows.schema["a"].dataType
+    assert isinstance(image, StructType), image
+    a = F.col("a")
     meta = [F.col(c) for c in ("position", "seq", "source_ts", "lineage", "unavailable", "op")]
-    upserts = rows.filter(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & F.col("a").isNotNull())
-    deletes = rows.filter((F.col("op") == Op.DELETE) | deletes_old_key(keys))
-    up = upserts.select(
+    upsert = F.struct(
         *_key_of("a", keys),
         F.lit(UPSERT).alias("_kind"),
         *meta,
-        *[F.col("a")[c].alias(c) for c in columns],
+        *[a[c].alias(c) for c in columns],
     )
-    dl = deletes.select(
+    delete = F.struct(
         *_key_of("b", keys),
         F.lit(DELETE).alias("_kind"),
         *meta,
-        *[F.lit(None).alias(c) for c in columns],
+        *[F.lit(None).cast(image[c].dataType).alias(c) for c in columns],
     )
-    return up.unionByName(dl, allowMissingColumns=True)
+    ops = F.array(
+        F.when(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & a.isNotNull(), upsert),
+        F.when((F.col("op") == Op.DELETE) | deletes_old_key(keys), delete),
+    )
+    return rows.select(F.inline(F.filter(ops, lambda o: o.isNotNull())))
 
 
 def deletes_old_key(keys: Sequence[str]) -> Column:
