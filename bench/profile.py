@@ -5,8 +5,9 @@ generator and session as ``bench.run``), then prints, per contender, wall time a
 for cdclake every job with its description (cdclake names each step) and wall time. ``--only``
 picks and orders the contenders; ``stream-batch`` is a stream's next batch (typed in one pass
 with the plans of a first batch of 1,000 events) into a new table. It also
-checks that cdclake and the recipe end with the same table. A development tool: the numbers that
-count come from ``bench/run.sh``.
+checks that cdclake and the recipe end with the same table. ``--cpu`` samples the JVM while each
+contender runs (Java Flight Recorder, :mod:`bench.cpu`) and prints where its CPU went, by
+category. A development tool: the numbers that count come from ``bench/run.sh``.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ from __future__ import annotations
 import argparse
 import shutil
 import time
+from collections import Counter
+from contextlib import nullcontext
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from bench import contenders as C
-from bench import data, eventlog
+from bench import cpu, data, eventlog
 
 BENCH = Path(__file__).resolve().parent
 
@@ -30,6 +33,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--events", type=int, default=100_000)
     p.add_argument("--out", type=Path, default=BENCH / "out" / "profile")
     p.add_argument("--only", default="floor-write,apply,recipe")
+    p.add_argument("--cpu", action="store_true", help="sample each contender's CPU (JFR)")
     a = p.parse_args(argv)
     console = Console()
     from cdclake import _spark
@@ -59,9 +63,11 @@ def main(argv: list[str] | None = None) -> None:
     times = {}
     for name in a.only.split(","):
         spark.sparkContext.setJobGroup(f"p/{n}/0/{name}/r0", name)
-        t0 = time.perf_counter()
-        jobs[name]()
-        times[name] = time.perf_counter() - t0
+        recording = cpu.record(spark, work / f"{name}.jfr") if a.cpu else nullcontext()
+        with recording:
+            t0 = time.perf_counter()
+            jobs[name]()
+            times[name] = time.perf_counter() - t0
         spark.catalog.clearCache()
         console.log(f"{name}: {times[name]:.2f}s")
     spark.sparkContext.setJobGroup("p/check/0/check/r0", "check")
@@ -99,6 +105,38 @@ def main(argv: list[str] | None = None) -> None:
         for j in g.jobs:
             detail.add_row(str(j.job_id), f"{j.seconds:.2f}", str(j.tasks), j.name[:90])
         console.print(detail)
+    if a.cpu:
+        console.print(cpu_table({name: cpu.categorize(work / f"{name}.jfr") for name in times}))
+
+
+def cpu_table(profiles: dict[str, cpu.Profile]) -> Table:
+    """Each contender's samples by category: executor work in percent of the executor's
+    samples, and the driver's share of all samples."""
+    table = Table("category", *profiles, title="where the CPU went (% of executor samples)")
+    categories = Counter[str]()
+    for prof in profiles.values():
+        n = sum(prof.executor.values()) or 1
+        categories.update({k: v / n for k, v in prof.executor.items()})
+    for name, _ in categories.most_common():
+        table.add_row(
+            name,
+            *[
+                f"{100 * p.executor[name] / (sum(p.executor.values()) or 1):.1f}"
+                for p in profiles.values()
+            ],
+        )
+    table.add_section()
+    table.add_row("executor samples", *[f"{sum(p.executor.values()):,}" for p in profiles.values()])
+    table.add_row(
+        "driver, % of all samples",
+        *[f"{100 * sum(p.driver.values()) / (p.samples or 1):.1f}" for p in profiles.values()],
+    )
+    for name in {k for p in profiles.values() for k in p.driver}:
+        table.add_row(
+            f"  driver: {name}",
+            *[f"{100 * p.driver[name] / (p.samples or 1):.1f}" for p in profiles.values()],
+        )
+    return table
 
 
 if __name__ == "__main__":
