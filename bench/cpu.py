@@ -20,6 +20,7 @@ measured with it are not comparable to ``bench/run.sh``.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -74,8 +75,6 @@ class Profile:
 
 def jcmd() -> str:
     """The JDK's ``jcmd`` (on the PATH, else next to ``$JAVA_HOME/bin/java``)."""
-    import os
-
     found = shutil.which("jcmd") or os.path.join(os.environ.get("JAVA_HOME", ""), "bin", "jcmd")
     if not os.path.exists(found):
         raise RuntimeError("--cpu needs the JDK's jcmd and jfr (not found on the PATH)")

@@ -131,7 +131,7 @@ def cpu_table(profiles: dict[str, cpu.Profile]) -> Table:
         "driver, % of all samples",
         *[f"{100 * sum(p.driver.values()) / (p.samples or 1):.1f}" for p in profiles.values()],
     )
-    for name in {k for p in profiles.values() for k in p.driver}:
+    for name in sorted({k for p in profiles.values() for k in p.driver}):
         table.add_row(
             f"  driver: {name}",
             *[f"{100 * p.driver[name] / (p.samples or 1):.1f}" for p in profiles.values()],

@@ -239,8 +239,6 @@ class Bench:
         except Exception as e:  # a contender that breaks is reported, not fatal
             m.status, m.reason = "failed", first_line(e)
             log(f"[red]{label}: FAILED: {m.reason[:300]}")
-        finally:
-            self.spark.catalog.clearCache()  # cdclake's decode leaves a persisted frame behind
         self.results.append(m)
         return m
 
