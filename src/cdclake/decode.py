@@ -51,6 +51,7 @@ from cdclake.model import (
     Op,
     is_source_column,
 )
+from cdclake.replay import replayed
 from cdclake.sources import value_text
 
 TableSchemas = Callable[[str], StructType | None]
@@ -106,7 +107,12 @@ def envelopes(
     """
     if format_name != formats.AUTO:
         fmt = formats.get(format_name)
-        return fmt.envelope(raw, options).withColumn(_FORMAT, F.lit(fmt.name)), None
+        env = replayed(
+            ("envelope", fmt.name, repr(options)),
+            raw,
+            lambda r: fmt.envelope(r, options).withColumn(_FORMAT, F.lit(fmt.name)),
+        )
+        return env, None
     fmts = formats.all_formats()
     # one light parse per message decides its format; the full parse is then its format's alone
     detected = parse_detection(raw, detection_type(fmts))
@@ -639,9 +645,16 @@ def one_pass_envelopes(
     if format_name != formats.AUTO:
         fmt = formats.get(format_name)
         images = known.images(fmt.name)
-        env = fmt.envelope_with_images(raw, options, images) if images is not None else None
-        if env is not None:
-            return env.withColumn(_FORMAT, F.lit(fmt.name)), None
+        if images is not None:
+
+            def build(r: DataFrame) -> DataFrame | None:
+                env = fmt.envelope_with_images(r, options, images)
+                return None if env is None else env.withColumn(_FORMAT, F.lit(fmt.name))
+
+            key = ("envelope with images", fmt.name, repr(options), images.json())
+            env = replayed(key, raw, build)
+            if env is not None:
+                return env, None
     return envelopes(raw, format_name, options)
 
 
@@ -679,7 +692,27 @@ def _typed(
 ) -> DataFrame:
     """The changes of ``env``, each typable row typed by the plan of its group in ``members``.
     ``unknown`` (one pass): rows that must be typed in two passes, besides the typable rows of
-    no group, get the error :data:`NEW_SCHEMA`."""
+    no group, get the error :data:`NEW_SCHEMA`.
+
+    The expressions are built once per query for the same groups (:func:`replayed`): what they
+    depend on is each group and its plan's signature (format, token, fitted column types, keys)
+    or error, and whether ``unknown`` is given (it, ``typable`` and ``imageless`` depend on
+    ``env``'s columns only)."""
+    key = (
+        "typed",
+        tuple((m.fmt, m.table, m.token, m.keyed, m.plan.signature, m.plan.error) for m in members),
+        unknown is None,
+    )
+    return replayed(key, env, lambda e: _typed_plan(e, members, typable, imageless, unknown))
+
+
+def _typed_plan(
+    env: DataFrame,
+    members: Sequence[_Member],
+    typable: Column,
+    imageless: Column,
+    unknown: Column | None = None,
+) -> DataFrame:
     plans = [m.plan for m in members]
     # Groups that type their rows alike (tables of one layout: shards, tenants, partitions)
     # share one plan: each row finds its plan once (``_plan``), and each output column picks
