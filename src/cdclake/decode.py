@@ -599,7 +599,7 @@ def type_changes(
     ]
     _check_tables(groups, conflicts, table_schemas)
     plans = [
-        _plan(g, specs, conflict, settled_per_table[g["table"]], table_keys)
+        _plan(g, specs, conflict, settled_per_table[g["table"]], table_keys, options)
         for g, specs, conflict in zip(groups, group_specs, conflicts, strict=True)
     ]
     if known is not None:
@@ -695,9 +695,9 @@ def _typed(
     no group, get the error :data:`NEW_SCHEMA`.
 
     The expressions are built once per query for the same groups (:func:`replayed`): what they
-    depend on is each group and its plan's signature (format, token, fitted column types, keys)
-    or error, and whether ``unknown`` is given (it, ``typable`` and ``imageless`` depend on
-    ``env``'s columns only)."""
+    depend on is each group and its plan's signature (format, token, options, fitted column
+    types, keys) or error, and whether ``unknown`` is given (it, ``typable`` and ``imageless``
+    depend on ``env``'s columns only)."""
     key = (
         "typed",
         tuple((m.fmt, m.table, m.token, m.keyed, m.plan.signature, m.plan.error) for m in members),
@@ -849,6 +849,7 @@ def _plan(
     conflict: str | None,
     settled: dict[str, DataType],
     table_keys: TableKeys,
+    options: DecodeOptions,
 ) -> _Plan:
     keys = None if group["keyed"] else table_keys(group["table"]) or None
     error = str(specs) if isinstance(specs, DecodeError) else conflict
@@ -856,9 +857,12 @@ def _plan(
         return _Plan(("error", error, keys), [], error=error, keys=keys)
     fitted = [fit_spec(s, settled[s.name.lower()]) for s in specs]
     # what the expressions depend on: the format and the token (or, without one, the column
-    # types, from which the format's specs follow), the fitted types and the key
-    columns = tuple((s.name, s.data_type.simpleString(), s.expected, s.default) for s in fitted)
-    signature = (group[_FORMAT], group["schema_token"], columns, keys)
+    # types, from which the format's specs follow), the options the specs were made with (the
+    # encoding of binary values, the source's time zone...), the fitted types and the key
+    columns = tuple(
+        (s.name, s.data_type.simpleString(), s.expected, s.default, s.nullable) for s in fitted
+    )
+    signature = (group[_FORMAT], group["schema_token"], repr(options), columns, keys)
     return _Plan(signature, fitted, keys=keys)
 
 
