@@ -696,11 +696,11 @@ def _typed(
 
     The expressions are built once per query for the same groups (:func:`replayed`): what they
     depend on is each group and its plan's signature (format, token, options, fitted column
-    types, keys) or error, and whether ``unknown`` is given (it, ``typable`` and ``imageless``
-    depend on ``env``'s columns only)."""
+    types, keys; an error plan's names its error), and whether ``unknown`` is given (it,
+    ``typable`` and ``imageless`` depend on ``env``'s columns only)."""
     key = (
         "typed",
-        tuple((m.fmt, m.table, m.token, m.keyed, m.plan.signature, m.plan.error) for m in members),
+        tuple((m.fmt, m.table, m.token, m.keyed, m.plan.signature) for m in members),
         unknown is None,
     )
     return replayed(key, env, lambda e: _typed_plan(e, members, typable, imageless, unknown))
