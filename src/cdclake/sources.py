@@ -77,8 +77,15 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
     (:func:`cdclake.formats.base.parse_value`) rather than parsing the re-serialized value again.
     Each step is its own projection so that Spark reads the keys once (in one projection the
     optimizer splits ``from_json`` into one parse per field it extracts).
+
+    Only a line whose text can hold the key ``value`` has its keys read (a second tokenization
+    of the whole line): one that contains ``"value"``, or a ``\\u`` escape that could spell it.
+    A bare message (canal, CKafka, DataWorks, Debezium without a record) is told apart by that
+    test on its bytes alone.
     """
-    keys = lines.withColumn("_keys", F.json_object_keys(F.col("line")))
+    line = F.col("line")
+    may_be_record = line.contains('"value"') | line.contains("\\u")
+    keys = lines.withColumn("_keys", F.when(may_be_record, F.json_object_keys(line)))
     is_record = F.coalesce(
         F.array_contains("_keys", "value")
         & (F.size(F.array_except("_keys", F.array(*map(F.lit, RECORD_FIELDS)))) == 0),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 
 from dbz import event, tombstone
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 
 from cdclake import decode, sources
@@ -87,3 +89,40 @@ def test_auto_detects_inside_records(spark: SparkSession) -> None:
     assert auto[3]["error"] == (
         "not a message of any known format (debezium, canal, ckafka, dataworks)"
     )
+
+
+def _spelled(key: str, escaped: list[bool]) -> str:
+    """``key`` as a JSON string, with the characters ``escaped`` says written as ``\\uXXXX``."""
+    chars = [f"\\u{ord(c):04x}" if e else c for c, e in zip(key, escaped + [False] * len(key))]
+    return '"' + "".join(chars) + '"'
+
+
+_KEYS = [*sources.RECORD_FIELDS, "extra", "Value", "values", "payload", "schema"]
+_members = st.tuples(
+    st.sampled_from(_KEYS),
+    st.lists(st.booleans(), max_size=6),
+    st.sampled_from(['{"id": 1}', "null", '"value"', '{"value": 2}', "[1]", '"\\u00e9"']),
+)
+_objects = st.lists(_members, max_size=5, unique_by=lambda m: m[0])
+
+
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(_objects, min_size=1, max_size=30))
+def test_a_line_is_a_record_exactly_when_its_keys_say_so(
+    spark: SparkSession, objects: list[list[tuple[str, list[bool], str]]]
+) -> None:
+    """Whatever the text (keys spelled with escapes, ``"value"`` only inside values or only as
+    a value), a line is a record object exactly when its keys include ``value`` and are all
+    record fields: the test on the bytes that spares most lines a second tokenization only
+    decides which lines need it."""
+    lines = ["{" + ", ".join(f"{_spelled(k, e)}: {v}" for k, e, v in o) + "}" for o in objects]
+    expected = [
+        "value" in {k for k, _, _ in o} and {k for k, _, _ in o} <= set(sources.RECORD_FIELDS)
+        for o in objects
+    ]
+
+    rows = sources.raw_from_lines(spark, lines).orderBy("lineage.offset").collect()
+
+    assert [r["nested"] for r in rows] == expected
