@@ -120,14 +120,31 @@ def targets(
             }
         )
 
+    # the goals of issue 13 (single-pass decode and a lean apply), then the earlier ones
     for fmt in fmts:
-        r = _ratio(_find(rows, "decode", fmt, n), _find(rows, "floor-parse", fmt, n))
-        add("decode / floor-parse", fmt, r, ">= 0.8", None if r is None else r >= 0.8)
-        r = _ratio(_find(rows, "apply-empty", fmt, n), _find(rows, "floor-write", fmt, n))
-        add("apply (empty table) / floor-write", fmt, r, ">= 0.4", None if r is None else r >= 0.4)
+        decode = _find(rows, "decode", fmt, n)
+        r = _ratio(decode, _find(rows, "floor-parse", fmt, n))
+        add("decode / floor-parse", fmt, r, ">= 0.6", None if r is None else r >= 0.6)
+        auto = _find(rows, "decode-auto", fmt, n)
+        t = round(auto["median_s"] / decode["median_s"], 3) if auto and decode else None
+        add("decode auto / decode (time)", fmt, t, "<= 1.25", None if t is None else t <= 1.25)
     for kind in ("empty", "existing"):
         r = _ratio(_find(rows, f"apply-{kind}", HEAVY, n), _find(rows, f"recipe-{kind}", HEAVY, n))
-        add(f"apply / recipe ({kind} table)", HEAVY, r, ">= 5", None if r is None else r >= 5)
+        add(f"apply / recipe ({kind} table)", HEAVY, r, ">= 0.8", None if r is None else r >= 0.8)
+    for kind in ("empty", "existing"):
+        row = _find(rows, f"apply-{kind}", HEAVY, n)
+        jobs = (row.get("profile") or {}).get("jobs") if row else None
+        add(
+            f"Spark jobs of a single-table batch ({kind} table)",
+            HEAVY,
+            jobs,
+            "<= 15",
+            None if jobs is None else jobs <= 15,
+            "Delta's own jobs (snapshots, the MERGE's scans and writes) included",
+        )
+    for fmt in fmts:
+        r = _ratio(_find(rows, "apply-empty", fmt, n), _find(rows, "floor-write", fmt, n))
+        add("apply (empty table) / floor-write", fmt, r, ">= 0.4", None if r is None else r >= 0.4)
     r = _ratio(
         _find(rows, "apply-stream-batch", HEAVY, n), _find(rows, "recipe-existing", HEAVY, n)
     )

@@ -93,7 +93,8 @@ def test_auto_detects_inside_records(spark: SparkSession) -> None:
 
 def _spelled(key: str, escaped: list[bool]) -> str:
     """``key`` as a JSON string, with the characters ``escaped`` says written as ``\\uXXXX``."""
-    chars = [f"\\u{ord(c):04x}" if e else c for c, e in zip(key, escaped + [False] * len(key))]
+    flags = (escaped + [False] * len(key))[: len(key)]
+    chars = [f"\\u{ord(c):04x}" if e else c for c, e in zip(key, flags, strict=True)]
     return '"' + "".join(chars) + '"'
 
 
