@@ -80,8 +80,8 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
 
     Only a line whose text can hold the key ``value`` has its keys read (a second tokenization
     of the whole line): one that contains ``"value"``, or a ``\\u`` escape that could spell it.
-    A bare message (canal, CKafka, DataWorks, Debezium without a record) is told apart by that
-    test on its bytes alone.
+    A bare message value (one not wrapped in a record) is told apart by that test on its bytes
+    alone.
     """
     line = F.col("line")
     may_be_record = line.contains('"value"') | line.contains("\\u")
