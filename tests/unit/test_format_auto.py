@@ -12,7 +12,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake import formats
-from cdclake.decode import decode, release
+from cdclake.decode import decode, envelopes, only_format, release
 from cdclake.formats.base import DecodeOptions, Format
 from cdclake.formats.dataworks import DataWorksFormat
 from cdclake.formats.debezium import DebeziumFormat
@@ -118,3 +118,22 @@ def test_a_later_auto_batch_replays_its_plan_and_decodes_the_same(
         "not a message of any known format (debezium, canal, ckafka, dataworks)"
     ]
     assert garbage[0][1:-1] == (None, None, [], "none", None, None, None, None, None, None)
+
+
+@pytest.mark.parametrize("name", ["debezium", "canal", "ckafka", "dataworks"])
+def test_an_input_of_one_format_decodes_as_that_format(spark: SparkSession, name: str) -> None:
+    """``auto`` over the lines of one format finds that format alone and decodes the input
+    exactly as ``--format`` that format does, with nothing kept persisted for the detection;
+    one line of no format sends the input through the per-message split instead, where that
+    line alone is quarantined."""
+    lines = [line for fmt, line in MIXED if fmt == name]
+    raw = raw_from_lines(spark, lines)
+    assert only_format(raw) == name
+    assert envelopes(raw, "auto", DecodeOptions())[1] is None  # no tagged records persisted
+    assert _comparable(decode(raw, "auto")) == _comparable(decode(raw, name))
+    with_garbage = raw_from_lines(spark, [*lines, "[1, 2]"])
+    assert only_format(with_garbage) is None
+    got = _comparable(decode(with_garbage, "auto"))
+    assert got[:-1] == _comparable(decode(raw, name))
+    assert got[-1][0] == len(lines) + 1
+    assert got[-1][-1].startswith("not a message of any known format")

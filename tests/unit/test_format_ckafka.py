@@ -277,3 +277,52 @@ def test_history_after_create_table_applies_with_the_ddl_key(lake: Any) -> None:
     assert lake.rows("inventory.tags") == [(1, "vip", Decimal("1.50"))]
     assert resend.tables["inventory.customers"].key_columns == ("id",)
     assert resend.tables["inventory.tags"].key_columns == ("customer_id", "label")
+
+
+def test_each_message_goes_to_exactly_one_half(spark: SparkSession) -> None:
+    """The split of a CKafka stream: a message with a top-level TYPE is Official Format I, any
+    other is canal (its DDL). A canal row with a column named TYPE stays canal, an escaped TYPE
+    key (\\u0054YPE) is still Official Format I, and no line is lost or decoded twice."""
+    row = {"id": "1", "first_name": "a", "last_name": "b", "email": "c"}
+    canal_row = {
+        "data": [{"id": "1", "TYPE": "TYPE"}],
+        "database": "inventory",
+        "es": 1700000000000,
+        "id": 3,
+        "isDdl": False,
+        "mysqlType": {"id": "int", "TYPE": "varchar(8)"},
+        "old": None,
+        "pkNames": ["id"],
+        "sql": "",
+        "table": "things",
+        "ts": 1700000000001,
+        "type": "INSERT",
+    }
+    record = json.dumps({"key": None, "value": json.loads(ckafka("I", 7, row))})
+    lines = [
+        ckafka("I", 5, row),  # Official Format I
+        ckafka("I", 6, row).replace('"TYPE"', '"\\u0054YPE"'),  # its TYPE key escaped
+        json.dumps(canal_row),  # canal, TYPE only as a column name and a value
+        SEED_LINES[2],  # canal DDL (CREATE TABLE customers)
+        ckafka(None, 8, row),  # TYPE null: not Official Format I
+        record,  # a record object holding an Official Format I message
+    ]
+    assert "\\u0054YPE" in lines[1]
+    rows = decoded(spark, lines, CUSTOMERS)
+    halves = [
+        (r["lineage"]["offset"], "official" if "binlog_name" in r["meta"] else "canal", r["op"])
+        for r in rows
+    ]
+    assert halves == [
+        (1, "official", "insert"),
+        (2, "official", "insert"),
+        (3, "canal", "insert"),
+        (4, "canal", "ddl"),
+        (5, "canal", None),
+        (6, "official", "insert"),
+    ]
+    assert [r["position"] for r in rows if r["lineage"]["offset"] in (1, 2, 6)] == [
+        [3, 5],
+        [3, 6],
+        [3, 7],
+    ]
