@@ -140,8 +140,8 @@ def only_format(raw: DataFrame) -> str | None:
         F.min(tag).alias("first"),
         F.max(tag).alias("last"),
         F.count_if(tag.isNull()).alias("none"),
-    ).first()
-    if found is None or found["none"] or found["first"] != found["last"]:
+    ).collect()[0]
+    if found["none"] or found["first"] != found["last"]:
         return None
     return str(found["first"]) if found["first"] is not None else None
 
