@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from jobs import count_jobs
 from msgs import DBZ_FIELDS, debezium
 from pyspark.sql import SparkSession
@@ -54,11 +55,15 @@ def _row(i: int, qty: Any, **more: Any) -> dict[str, Any]:
     return {"id": i, "name": f"n{i}", "qty": qty, **more}
 
 
-def test_batches_of_known_schemas_type_in_one_pass(spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.parametrize("fmt", ["debezium", "auto"])
+def test_batches_of_known_schemas_type_in_one_pass(
+    spark: SparkSession, tmp_path: Path, fmt: str
+) -> None:
     """Each batch goes to a stream's lake (``known``) and to a lake written in two passes only;
-    both must hold the same rows after every batch."""
+    both must hold the same rows after every batch. With ``auto``, a batch of one format takes
+    that format's one pass."""
     streamed, plain = tmp_path / "stream", tmp_path / "plain"
-    one = _runner(spark, streamed, "debezium", KnownGroups())
+    one = _runner(spark, streamed, fmt, KnownGroups())
     two = _runner(spark, plain, "debezium", None)
     table = "shop.dbo.items"
     old, new = DBZ_FIELDS, WITH_COLOR
@@ -264,6 +269,8 @@ def test_one_pass_reads_debezium_images_in_the_message_parse(
     raw = raw_from_lines(spark, [debezium(2, _row(2, 2), schema=DBZ_FIELDS)])
     env, _ = one_pass_envelopes(raw, "debezium", DecodeOptions(), known)
     assert {"before_image", "after_image", "reparse"} <= set(env.columns)
+    env, tagged = one_pass_envelopes(raw, "auto", DecodeOptions(), known)  # Debezium alone
+    assert {"before_image", "after_image", "reparse"} <= set(env.columns) and tagged is None
     assert known.images("canal") is None
     env, _ = one_pass_envelopes(raw, "canal", DecodeOptions(), known)
     assert "after_image" not in env.columns
