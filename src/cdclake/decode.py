@@ -107,18 +107,22 @@ def envelopes(
     (each format's envelope reads its slice of them) and returned second, for the caller to
     release once the envelopes are materialized.
     """
-    if format_name == formats.AUTO:
-        only = only_format(raw)
-        if only is None:
-            return _mixed_envelopes(raw, options)
-        format_name = only
-    fmt = formats.get(format_name)
+    resolved = _resolved(raw, format_name)
+    if resolved is None:
+        return _mixed_envelopes(raw, options)
+    fmt = formats.get(resolved)
     env = replayed(
         ("envelope", fmt.name, repr(options)),
         raw,
         lambda r: fmt.envelope(r, options).withColumn(_FORMAT, F.lit(fmt.name)),
     )
     return env, None
+
+
+def _resolved(raw: DataFrame, format_name: str) -> str | None:
+    """The format to decode ``raw`` with: ``format_name``, or for ``auto`` the one format of
+    all its messages (None: they are of several formats, or of none)."""
+    return only_format(raw) if format_name == formats.AUTO else format_name
 
 
 def only_format(raw: DataFrame) -> str | None:
@@ -710,12 +714,10 @@ def one_pass_envelopes(
     """:func:`envelopes` for :func:`type_known`: where the format offers it, the row images
     are read in the message's own parse, as the columns ``known``'s plans type (no text of the
     images is made and parsed again)."""
-    if format_name == formats.AUTO:
-        only = only_format(raw)
-        if only is None:
-            return _mixed_envelopes(raw, options)
-        format_name = only
-    fmt = formats.get(format_name)
+    resolved = _resolved(raw, format_name)
+    if resolved is None:
+        return _mixed_envelopes(raw, options)
+    fmt = formats.get(resolved)
     images = known.images(fmt.name)
     if images is not None:
 
@@ -727,7 +729,7 @@ def one_pass_envelopes(
         env = replayed(key, raw, build)
         if env is not None:
             return env, None
-    return envelopes(raw, format_name, options)
+    return envelopes(raw, resolved, options)
 
 
 @dataclass(frozen=True)

@@ -271,6 +271,14 @@ def test_one_pass_reads_debezium_images_in_the_message_parse(
     assert {"before_image", "after_image", "reparse"} <= set(env.columns)
     env, tagged = one_pass_envelopes(raw, "auto", DecodeOptions(), known)  # Debezium alone
     assert {"before_image", "after_image", "reparse"} <= set(env.columns) and tagged is None
+    # without plans for its format, ``auto`` falls back to the envelope of the format it found,
+    # not to a second detection: the two jobs are the detection's one-row aggregate
+    jobs, (env, tagged) = count_jobs(
+        spark,
+        "one-pass-auto",
+        lambda: one_pass_envelopes(raw, "auto", DecodeOptions(), KnownGroups()),
+    )
+    assert (jobs, tagged, "after_image" in env.columns) == (2, None, False)
     assert known.images("canal") is None
     env, _ = one_pass_envelopes(raw, "canal", DecodeOptions(), known)
     assert "after_image" not in env.columns
