@@ -135,16 +135,16 @@ def only_format(raw: DataFrame) -> str | None:
     a message does not depend on the others), without persisting the tagged records and reading
     them back, which cost ``auto`` a third of a decode's time (bench/README.md, step 13).
     """
-    fmts = formats.all_formats()
-    tagged = replayed(
-        ("detected", tuple(f.name for f in fmts)), raw, lambda r: _tag_formats(r, fmts)
-    )
     tag = F.col(_FORMAT)
-    found = tagged.agg(
-        F.min(tag).alias("first"),
-        F.max(tag).alias("last"),
-        F.count_if(tag.isNull()).alias("none"),
-    ).collect()[0]
+    found = (
+        _tagged(raw)
+        .agg(
+            F.min(tag).alias("first"),
+            F.max(tag).alias("last"),
+            F.count_if(tag.isNull()).alias("none"),
+        )
+        .collect()[0]
+    )
     if found["none"] or found["first"] != found["last"]:
         return None
     return str(found["first"]) if found["first"] is not None else None
@@ -156,10 +156,10 @@ def _mixed_envelopes(raw: DataFrame, options: DecodeOptions) -> tuple[DataFrame,
     names = tuple(f.name for f in fmts)
     # one light parse per message decides its format; the full parse is then its format's alone.
     # Every step is built once per query and replayed on later batches of the same schema
-    # (:func:`replayed`): building the five branches costs the driver about 2 s a batch.
-    tagged = replayed(("detected", names), raw, lambda r: _tag_formats(r, fmts)).persist(
-        StorageLevel.MEMORY_AND_DISK
-    )
+    # (:func:`replayed`): building the five branches costs the driver about 2 s a batch. The
+    # detection :func:`only_format` ran is run again here, persisted: a mixed input is rare, and
+    # persisting it there would cost every input of one format the cache it no longer needs.
+    tagged = _tagged(raw).persist(StorageLevel.MEMORY_AND_DISK)
     parts = [
         replayed(
             ("envelope in auto", fmt.name, repr(options)),
@@ -172,6 +172,12 @@ def _mixed_envelopes(raw: DataFrame, options: DecodeOptions) -> tuple[DataFrame,
     unknown = replayed(("no format", names), tagged, lambda t: _not_a_format(t, raw.columns, names))
     columns = parts[0].columns
     return reduce(DataFrame.unionByName, parts, unknown.select(*columns)), tagged
+
+
+def _tagged(raw: DataFrame) -> DataFrame:
+    """:func:`_tag_formats` over every registered format, built once per query."""
+    fmts = formats.all_formats()
+    return replayed(("detected", tuple(f.name for f in fmts)), raw, lambda r: _tag_formats(r, fmts))
 
 
 def _tag_formats(raw: DataFrame, fmts: Sequence[Format]) -> DataFrame:
