@@ -21,9 +21,14 @@ Canal and CKafka carry DDL as SQL text (``"sql"`` of a message with ``isDdl: tru
 - Primary keys: CREATE TABLE collects them (their columns become NOT NULL, as in MySQL);
   ``ALTER TABLE ... ADD PRIMARY KEY``/``DROP PRIMARY KEY`` is :class:`SetPrimaryKey` (CKafka's DML
   carries no key: it comes from DDL).
+- An ALTER TABLE that sqlglot cannot parse whole (``ADD (a int, b int)`` among other clauses) is
+  read clause by clause: the text is split at commas outside parentheses (quotes and backquotes
+  are single tokens) and each clause parsed as its own ``ALTER TABLE t <clause>``; the actions
+  keep the order of the clauses.
 - Statements that change tables in ways the lake cannot follow (``CREATE TABLE ... AS SELECT``,
   partition maintenance, syntax sqlglot only keeps as an opaque command) raise
-  :class:`DdlParseError`, like unparseable text: the caller quarantines them.
+  :class:`DdlParseError`, like unparseable text: the caller quarantines them. For an ALTER TABLE
+  the reason quotes the clause that failed.
 - ``DROP DATABASE`` is a :class:`NoOp`: its tables are not dropped from the lake.
 """
 
@@ -271,6 +276,8 @@ class _Statement:
         try:
             parsed = [e for e in self.dialect.parse(self.text) if isinstance(e, exp.Expression)]
         except ParseError as e:
+            if (name := _alter_table_name(tokens)) is not None:
+                return self._by_clause(tokens, name)
             raise _parse_error(self.text, e) from None
         except SqlglotError as e:
             raise DdlParseError(self.text, str(e)) from None
@@ -287,7 +294,7 @@ class _Statement:
         if isinstance(node, exp.TruncateTable) and not node.args.get("is_database"):
             return [TruncateTable(self._table(t)) for t in node.expressions]
         if isinstance(node, exp.Command):
-            return self._command(node, kind)
+            return self._command(tokens, kind)
         return [NoOp(kind, "not a statement that changes a table")]
 
     def fail(self, reason: str) -> DdlParseError:
@@ -360,11 +367,13 @@ class _Statement:
     def _alter(self, node: exp.Alter, kind: str) -> list[DdlAction]:
         if str(node.args.get("kind", "")).upper() != "TABLE":
             return [NoOp(kind, "alters no table")]
+        return self._alter_actions(node) or [NoOp(kind, "table options only")]
+
+    def _alter_actions(self, node: exp.Alter) -> list[DdlAction]:
+        """One or more actions per clause, in clause order; none for table options
+        (ENGINE=, COMMENT=, ALGORITHM=, LOCK=), which sqlglot keeps apart from the clauses."""
         table = self._table(node.this)
-        actions: list[DdlAction] = []
-        for clause in node.args.get("actions") or []:
-            actions.extend(self._clause(table, clause))
-        return actions or [NoOp(kind, "table options only")]
+        return [a for clause in node.args.get("actions") or [] for a in self._clause(table, clause)]
 
     def _clause(self, table: TableName, clause: exp.Expression) -> list[DdlAction]:
         if isinstance(clause, exp.ColumnDef):
@@ -399,8 +408,8 @@ class _Statement:
             if isinstance(data_type, exp.DataType):  # dialects with ALTER COLUMN ... TYPE
                 return [ModifyColumn(table, ColumnDef(clause.this.name, type_sql(data_type)))]
             return [NoOp("ALTER TABLE ALTER COLUMN", "a default changes no stored value")]
-        if isinstance(clause, exp.RenameIndex):
-            return [NoOp("ALTER TABLE RENAME INDEX", "an index changes no column")]
+        if type(clause) in _NO_CHANGE_CLAUSES:
+            return [NoOp(*_NO_CHANGE_CLAUSES[type(clause)])]
         raise self.fail(f"unsupported ALTER TABLE clause {clause.sql(dialect=self.dialect)!r}")
 
     def _drop_clause(self, table: TableName, clause: exp.Drop) -> list[DdlAction]:
@@ -413,19 +422,56 @@ class _Statement:
             return [NoOp(f"ALTER TABLE DROP {what}", "an index or constraint changes no column")]
         raise self.fail(f"unsupported ALTER TABLE clause {clause.sql(dialect=self.dialect)!r}")
 
-    def _command(self, node: exp.Command, kind: str) -> list[DdlAction]:
-        """A statement sqlglot keeps as an opaque command (GRANT, CREATE USER, ...)."""
-        expression = node.expression
-        if isinstance(expression, exp.Literal):
-            body = expression.name
-        elif isinstance(expression, exp.Expression):
-            body = expression.sql(dialect=self.dialect)
-        else:
-            body = str(expression or "")
-        words = [t.text.upper() for t in _tokenize(body, self.dialect, self.text)]
-        if kind.startswith("ALTER TABLE") and set(words) & _CHANGING_ALTER_WORDS:
-            raise self.fail("sqlglot cannot parse this ALTER TABLE and it may change the table")
+    def _command(self, tokens: list[Token], kind: str) -> list[DdlAction]:
+        """A statement sqlglot keeps as an opaque command (GRANT, CREATE USER, some ALTER TABLE)."""
+        name = _alter_table_name(tokens)
+        if name is not None:
+            return self._by_clause(tokens, name)
         return [NoOp(kind, "changes no table")]
+
+    def _by_clause(self, tokens: list[Token], name: tuple[int, int]) -> list[DdlAction]:
+        """An ALTER TABLE that sqlglot cannot parse whole, as one ``ALTER TABLE t <clause>`` per
+        clause (``name``: where the table name's tokens start and end): ``ALTER TABLE t ADD (a
+        int, b int), DROP c`` is read as ``ALTER TABLE t ADD (a int, b int)``, ``ALTER TABLE t
+        DROP c``."""
+        start, end = name
+        prefix = f"ALTER TABLE {self.text[tokens[start].start : tokens[end - 1].end + 1]} "
+        actions: list[DdlAction] = []
+        for clause in _split_at_commas(tokens[end:]):
+            if clause:  # sqlglot, too, reads "DROP a,, DROP b" as two clauses
+                actions.extend(self._alter_clause(prefix, clause))
+        return actions or [NoOp("ALTER TABLE", "changes no table")]
+
+    def _alter_clause(self, prefix: str, clause: list[Token]) -> list[DdlAction]:
+        """The actions of one clause (``prefix`` is ``ALTER TABLE <name> ``); an opaque clause
+        that may change the table raises naming the clause."""
+        text = self.text[clause[0].start : clause[-1].end + 1]
+        node, why = self._parse_alter(prefix + text)
+        if isinstance(node, exp.Alter):
+            return self._alter_actions(node)
+        elements = _add_list(clause)
+        if elements is not None:  # ADD [COLUMN] (a int, b int): one ADD per element
+            return [a for e in elements for a in self._add_element(prefix, text, e)]
+        if node is not None and not _may_change_table(clause):
+            return []  # e.g. CONVERT TO CHARACTER SET: changes no column the lake keeps
+        raise self.fail(f"sqlglot cannot parse the ALTER TABLE clause {text!r}: {why}")
+
+    def _add_element(self, prefix: str, clause: str, element: list[Token]) -> list[DdlAction]:
+        """One element of ``ADD (a int, INDEX (a))`` read as ``ALTER TABLE <name> ADD a int``."""
+        text = self.text[element[0].start : element[-1].end + 1]
+        node, why = self._parse_alter(f"{prefix}ADD {text}")
+        if isinstance(node, exp.Alter):
+            return self._alter_actions(node)
+        where = f"the ALTER TABLE clause {clause!r} at {text!r}"
+        raise self.fail(f"sqlglot cannot parse {where}: {why}")
+
+    def _parse_alter(self, statement: str) -> tuple[exp.Expr | None, str]:
+        """sqlglot's reading of a one-clause ALTER TABLE (an Alter, or an opaque Command), or
+        None; and why it is no Alter."""
+        try:
+            return self.dialect.parse(statement)[0], "it may change the table"
+        except SqlglotError as e:
+            return None, _describe(e)
 
     def _rename(self, body: str) -> list[DdlAction]:
         """``RENAME TABLE a TO b[, c TO d]`` (sqlglot keeps RENAME as an opaque command)."""
@@ -433,14 +479,8 @@ class _Statement:
         if not tokens or tokens[0].text.upper() not in ("TABLE", "TABLES"):
             word = tokens[0].text.upper() if tokens else ""
             return [NoOp(f"RENAME {word}".strip(), "renames no table")]
-        pairs: list[list[Token]] = [[]]
-        for token in tokens[1:]:
-            if token.token_type == TokenType.COMMA:
-                pairs.append([])
-            else:
-                pairs[-1].append(token)
         actions: list[DdlAction] = []
-        for pair in pairs:
+        for pair in _split_at_commas(tokens[1:]):
             to = [i for i, t in enumerate(pair) if _is_keyword(t, "TO")]
             if len(to) != 1 or to[0] in (0, len(pair) - 1):
                 raise self.fail("expected RENAME TABLE <old> TO <new>[, <old> TO <new>]")
@@ -462,8 +502,73 @@ _CHANGING_ALTER_WORDS = frozenset(
 )
 
 
+_NO_CHANGE_CLAUSES: dict[type[exp.Expression], tuple[str, str]] = {
+    exp.RenameIndex: ("ALTER TABLE RENAME INDEX", "an index changes no column"),
+    exp.AlterIndex: ("ALTER TABLE ALTER INDEX", "an index changes no column"),
+    exp.ForceProperty: ("ALTER TABLE FORCE", "rebuilding a table changes no column"),
+}
+_QUOTED = (TokenType.IDENTIFIER, TokenType.STRING)
+_DEPTH = {TokenType.L_PAREN: 1, TokenType.R_PAREN: -1}
+
+
 def _is_keyword(token: Token, word: str) -> bool:
-    return token.token_type != TokenType.IDENTIFIER and token.text.upper() == word
+    return token.token_type not in _QUOTED and token.text.upper() == word
+
+
+def _may_change_table(tokens: list[Token]) -> bool:
+    """Whether an ALTER TABLE text sqlglot keeps opaque has a word that may change the table."""
+    words = {t.text.upper() for t in tokens if t.token_type not in _QUOTED}
+    return bool(words & _CHANGING_ALTER_WORDS)
+
+
+def _describe(error: SqlglotError) -> str:
+    """sqlglot's message without a line and column (they count in a statement made up here)."""
+    descriptions = [e["description"] for e in error.errors] if isinstance(error, ParseError) else []
+    return "; ".join(d for d in descriptions if d) or str(error)
+
+
+def _alter_table_name(tokens: list[Token]) -> tuple[int, int] | None:
+    """Where the table name of ``ALTER [ONLINE] [IGNORE] TABLE [db.]name ...`` starts and ends
+    (token indexes); None for any other statement."""
+    i = 1
+    while i < len(tokens) and any(_is_keyword(tokens[i], w) for w in ("ONLINE", "IGNORE")):
+        i += 1
+    if tokens[0].token_type != TokenType.ALTER or i + 1 >= len(tokens):
+        return None
+    if not _is_keyword(tokens[i], "TABLE"):
+        return None
+    dotted = i + 3 < len(tokens) and tokens[i + 2].token_type == TokenType.DOT
+    return i + 1, i + (4 if dotted else 2)
+
+
+def _split_at_commas(tokens: list[Token]) -> list[list[Token]]:
+    """Split at commas outside parentheses: ``decimal(10,2)``, ``'x,y'`` and a backquoted name
+    with a comma stay whole (a quoted text is one token)."""
+    parts: list[list[Token]] = [[]]
+    depth = 0
+    for token in tokens:
+        if token.token_type == TokenType.COMMA and depth == 0:
+            parts.append([])
+            continue
+        depth += _DEPTH.get(token.token_type, 0)
+        parts[-1].append(token)
+    return parts
+
+
+def _add_list(clause: list[Token]) -> list[list[Token]] | None:
+    """The elements of ``ADD [COLUMN] (a int, b int, INDEX (a))``; None for any other clause."""
+    i = 2 if len(clause) > 2 and _is_keyword(clause[1], "COLUMN") else 1
+    if len(clause) <= i or not _is_keyword(clause[0], "ADD"):
+        return None
+    depth = 0
+    for token in clause[i:-1]:
+        depth += _DEPTH.get(token.token_type, 0)
+        if depth <= 0:  # "ADD a int" or "ADD (a int) FIRST": not one parenthesized list
+            return None
+    if depth != 1 or clause[-1].token_type != TokenType.R_PAREN:
+        return None
+    elements = [e for e in _split_at_commas(clause[i + 1 : -1]) if e]
+    return elements or None
 
 
 def _statement_kind(node: exp.Expression, tokens: list[Token]) -> str:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cdclake.ddl import (
     AddColumn,
@@ -182,6 +184,199 @@ def test_multi_clause_alter_gives_one_action_per_clause() -> None:
     ]
 
 
+# One clause of each kind, and the actions it gives on db.t (none for table options).
+CLAUSES: list[tuple[str, list[Any]]] = [
+    ("ADD COLUMN c int FIRST", [AddColumn(T, ColumnDef("c", "int"), first=True)]),
+    (
+        "ADD c decimal(10,2) NOT NULL DEFAULT '1,5' AFTER a",
+        [AddColumn(T, ColumnDef("c", "decimal(10,2)", False, default="'1,5'"), after="a")],
+    ),
+    (
+        "ADD (c int, `d,e` enum('x,y','z'))",
+        [AddColumn(T, ColumnDef("c", "int")), AddColumn(T, ColumnDef("d,e", "enum('x,y','z')"))],
+    ),
+    (
+        "ADD COLUMN (c int NOT NULL, INDEX ix_c (c), PRIMARY KEY (c))",
+        [
+            AddColumn(T, ColumnDef("c", "int", nullable=False)),
+            NoOp("ALTER TABLE ADD INDEX", "an index or constraint changes no column"),
+            SetPrimaryKey(T, ("c",)),
+        ],
+    ),
+    (
+        "MODIFY c bigint(20) unsigned NOT NULL",
+        [ModifyColumn(T, ColumnDef("c", "bigint unsigned", False))],
+    ),
+    (
+        "MODIFY COLUMN c set('a,b','c') DEFAULT 'a,b' AFTER a",
+        [ModifyColumn(T, ColumnDef("c", "set('a,b','c')", default="'a,b'"), after="a")],
+    ),
+    ("CHANGE c d int", [RenameColumn(T, "c", "d", ColumnDef("d", "int"))]),
+    (
+        "CHANGE COLUMN `c,1` `d,2` varchar(8) COMMENT 'x, y' FIRST",
+        [RenameColumn(T, "c,1", "d,2", ColumnDef("d,2", "varchar(8)", comment="x, y"), first=True)],
+    ),
+    ("DROP c", [DropColumn(T, "c")]),
+    ("DROP COLUMN `c,d`", [DropColumn(T, "c,d")]),
+    ("RENAME COLUMN c TO d", [RenameColumn(T, "c", "d")]),
+    (
+        "ADD INDEX ix (a, b)",
+        [NoOp("ALTER TABLE ADD INDEX", "an index or constraint changes no column")],
+    ),
+    ("ADD KEY ix (a)", [NoOp("ALTER TABLE ADD INDEX", "an index or constraint changes no column")]),
+    (
+        "ADD UNIQUE KEY uk (a)",
+        [NoOp("ALTER TABLE ADD INDEX", "an index or constraint changes no column")],
+    ),
+    ("ADD PRIMARY KEY (a, b)", [SetPrimaryKey(T, ("a", "b"))]),
+    ("DROP PRIMARY KEY", [SetPrimaryKey(T, ())]),
+    ("DROP INDEX ix", [NoOp("ALTER TABLE DROP INDEX", "an index or constraint changes no column")]),
+    (
+        "ALTER COLUMN c SET DEFAULT 'x,y'",
+        [NoOp("ALTER TABLE ALTER COLUMN", "a default changes no stored value")],
+    ),
+    (
+        "ALTER c DROP DEFAULT",
+        [NoOp("ALTER TABLE ALTER COLUMN", "a default changes no stored value")],
+    ),
+    ("RENAME INDEX a TO b", [NoOp("ALTER TABLE RENAME INDEX", "an index changes no column")]),
+    ("ALTER INDEX ix INVISIBLE", [NoOp("ALTER TABLE ALTER INDEX", "an index changes no column")]),
+    ("FORCE", [NoOp("ALTER TABLE FORCE", "rebuilding a table changes no column")]),
+    ("RENAME TO u", [RenameTable(T, TableName("db", "u"))]),
+    ("ENGINE=InnoDB", []),
+    ("COMMENT='a, b'", []),
+    ("DEFAULT CHARSET=utf8mb4", []),
+    ("ALGORITHM=INPLACE", []),
+    ("LOCK=NONE", []),
+    ("CONVERT TO CHARACTER SET utf8mb4", []),
+]
+
+
+@pytest.mark.parametrize("first", ["ADD x int", "ADD (x int)"], ids=["sqlglot", "by-clause"])
+@pytest.mark.parametrize(("clause", "expected"), CLAUSES, ids=[c for c, _ in CLAUSES])
+def test_multi_clause_alter_clause_kind(first: str, clause: str, expected: list[Any]) -> None:
+    """Each clause kind between two others gives its actions in clause order, whether sqlglot
+    parses the statement whole or only clause by clause (it cannot parse ``ADD (x int)``)."""
+    sql = f"ALTER TABLE t {first}, {clause}, DROP z"
+    assert parse_ddl(sql, default_database="db") == [
+        AddColumn(T, ColumnDef("x", "int")),
+        *expected,
+        DropColumn(T, "z"),
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(clauses=st.lists(st.sampled_from(CLAUSES), min_size=1, max_size=6))
+def test_multi_clause_alter_is_its_clauses_in_order(clauses: list[tuple[str, list[Any]]]) -> None:
+    """The rule: a multi-clause ALTER TABLE does what its clauses do, one after the other; only
+    table options, and nothing else, give the one NoOp of a statement that changes nothing."""
+    sql = "ALTER TABLE t " + ", ".join(clause for clause, _ in clauses)
+    expected = [action for _, actions in clauses for action in actions]
+    actions = parse_ddl(sql, default_database="db")
+    if expected:
+        assert actions == expected
+    else:
+        [noop] = actions
+        assert isinstance(noop, NoOp) and noop.statement_kind == "ALTER TABLE"
+
+
+def test_multi_clause_alter_golden_from_canal() -> None:
+    """A canal ``sql`` field as a DBeaver user's ALTER reaches the binlog: the tool's comment,
+    backquoted names, commas inside types, defaults and comments, and ADD COLUMN (...), which
+    sqlglot cannot parse, so that the statement is read clause by clause."""
+    message = {
+        "data": None,
+        "database": "shop",
+        "es": 1718000000000,
+        "id": 0,
+        "isDdl": True,
+        "mysqlType": None,
+        "old": None,
+        "pkNames": None,
+        "sql": "/* ApplicationName=DBeaver 23.0.1 - SQLEditor <Script-7.sql> */ "
+        "ALTER TABLE `orders`\n"
+        "  ADD COLUMN `discount` decimal(10,2) NOT NULL DEFAULT '0.00' COMMENT 'discount, in yuan'"
+        " AFTER `price`,\n"
+        "  ADD COLUMN (`coupon_code` varchar(32) NULL, `coupon_note` varchar(255)"
+        " DEFAULT 'none, yet'),\n"
+        "  MODIFY COLUMN `state` enum('new','paid','shipped, partly') NOT NULL DEFAULT 'new',\n"
+        "  CHANGE COLUMN `addr` `address` varchar(512) NULL DEFAULT NULL AFTER `state`,\n"
+        "  DROP COLUMN `legacy_flag`,\n"
+        "  RENAME COLUMN `ts` TO `created_at`,\n"
+        "  ADD INDEX `idx_coupon` (`coupon_code`) USING BTREE,\n"
+        "  DROP PRIMARY KEY,\n"
+        "  ADD PRIMARY KEY (`id`, `shop_id`),\n"
+        "  ALTER COLUMN `note` SET DEFAULT '',\n"
+        "  COMMENT = 'orders, v2',\n"
+        "  ALGORITHM = INPLACE, LOCK = NONE",
+        "sqlType": None,
+        "table": "orders",
+        "ts": 1718000000000,
+        "type": "ALTER",
+    }
+    orders = TableName("shop", "orders")
+    index = NoOp("ALTER TABLE ADD INDEX", "an index or constraint changes no column")
+    default = NoOp("ALTER TABLE ALTER COLUMN", "a default changes no stored value")
+    assert parse_ddl(str(message["sql"]), default_database=str(message["database"])) == [
+        AddColumn(
+            orders,
+            ColumnDef("discount", "decimal(10,2)", False, "discount, in yuan", "'0.00'"),
+            after="price",
+        ),
+        AddColumn(orders, ColumnDef("coupon_code", "varchar(32)")),
+        AddColumn(orders, ColumnDef("coupon_note", "varchar(255)", default="'none, yet'")),
+        ModifyColumn(
+            orders,
+            ColumnDef("state", "enum('new','paid','shipped, partly')", False, default="'new'"),
+        ),
+        RenameColumn(
+            orders, "addr", "address", ColumnDef("address", "varchar(512)", default="NULL"), "state"
+        ),
+        DropColumn(orders, "legacy_flag"),
+        RenameColumn(orders, "ts", "created_at"),
+        index,
+        SetPrimaryKey(orders, ()),
+        SetPrimaryKey(orders, ("id", "shop_id")),
+        default,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sql", "reason"),
+    [
+        (
+            "ALTER TABLE t ADD a int, TRUNCATE PARTITION p0, DROP b",
+            "sqlglot cannot parse the ALTER TABLE clause 'TRUNCATE PARTITION p0': "
+            "it may change the table",
+        ),
+        (
+            "ALTER TABLE t ADD (a int, b int), ADD c int DEFAULT 1 +, DROP d",
+            "sqlglot cannot parse the ALTER TABLE clause 'ADD c int DEFAULT 1 +': "
+            "Required keyword: 'expression' missing",  # then sqlglot's class name
+        ),
+        (
+            "ALTER TABLE t DROP d, ADD COLUMN (a int, b nosuchtype(1))",
+            "sqlglot cannot parse the ALTER TABLE clause 'ADD COLUMN (a int, b nosuchtype(1))' "
+            "at 'b nosuchtype(1)': it may change the table",
+        ),
+    ],
+)
+def test_multi_clause_alter_names_the_clause_it_cannot_parse(sql: str, reason: str) -> None:
+    with pytest.raises(DdlParseError) as caught:
+        parse_ddl(sql)
+    assert caught.value.reason.startswith(reason)
+    assert caught.value.statement == sql
+
+
+def test_alter_ignore_table_is_read() -> None:
+    """Regression: ``ALTER IGNORE TABLE`` (MySQL 5.6, MariaDB; sqlglot keeps it opaque) was a
+    NoOp "changes no table", so the column it added never reached the lake."""
+    assert parse_ddl("ALTER IGNORE TABLE t ADD a int, DROP b", default_database="db") == [
+        AddColumn(T, ColumnDef("a", "int")),
+        DropColumn(T, "b"),
+    ]
+
+
 def test_rename_tables() -> None:
     sql = "RENAME TABLE `a`.`b c` TO x.y, `to` TO z"
     assert parse_ddl(sql, default_database="db") == [
@@ -215,6 +410,10 @@ def test_truncate_and_drop_several_tables() -> None:
         ("ALTER TABLE t ENGINE=InnoDB", "ALTER TABLE"),
         ("ALTER TABLE t CONVERT TO CHARACTER SET utf8mb4", "ALTER TABLE"),
         ("ALTER TABLE t ALTER COLUMN c SET DEFAULT 1", "ALTER TABLE ALTER COLUMN"),
+        ("ALTER TABLE t ALGORITHM=INPLACE, LOCK=NONE", "ALTER TABLE"),
+        ("ALTER TABLE t FORCE", "ALTER TABLE FORCE"),
+        ("ALTER TABLE t ALTER INDEX ix INVISIBLE", "ALTER TABLE ALTER INDEX"),
+        ("ALTER TABLESPACE ts ADD DATAFILE 'ts.ibd'", "ALTER TABLESPACE"),
         ("CREATE DATABASE IF NOT EXISTS x", "CREATE DATABASE"),
         ("CREATE VIEW v AS SELECT 1", "CREATE VIEW"),
         ("CREATE TEMPORARY TABLE tmp (a int)", "CREATE TABLE"),
@@ -267,7 +466,7 @@ def test_unterminated_quote_is_a_parse_error() -> None:
     [
         ("CREATE TABLE t2 AS SELECT * FROM t", "does not give the columns"),
         ("ALTER TABLE t TRUNCATE PARTITION p0", "may change the table"),
-        ("ALTER TABLE t ADD COLUMN (a int, b int)", "may change the table"),
+        ("ALTER TABLE t ADD (a int, b int) FIRST", "may change the table"),
         ("RENAME TABLE a", "expected RENAME TABLE <old> TO <new>"),
     ],
 )
