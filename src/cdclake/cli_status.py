@@ -12,7 +12,7 @@ from cdclake.cli import _spark, app, console, err
 from cdclake.errors import CdclakeError
 
 if TYPE_CHECKING:
-    from cdclake.status import Status
+    from cdclake.status import Status, TableStatus
 
 
 @app.command()
@@ -66,7 +66,7 @@ def status_table(s: Status) -> Table:
             str(r.rows),
             f"{key} ({r.key_source})" if r.key_columns else key,
             str(r.scd_type),
-            json.dumps(r.last_position) if r.last_position else "",
+            _position_cell(r),
             f"{r.last_source_ts:%Y-%m-%d %H:%M:%S}" if r.last_source_ts else "",
             _age(r.freshness_seconds),
             str(r.recent_applied),
@@ -75,6 +75,12 @@ def status_table(s: Status) -> Table:
             (r.last_ddl or "")[:60],
         )
     return t
+
+
+def _position_cell(r: TableStatus) -> str:
+    """The last position; a table ordered by input order only says so."""
+    text = json.dumps(r.last_position) if r.last_position else ""
+    return f"{text} (input order)" if r.ordering == "input" else text
 
 
 def print_status(s: Status) -> None:

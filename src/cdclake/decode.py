@@ -53,7 +53,7 @@ from cdclake.model import (
     is_source_column,
 )
 from cdclake.replay import replayed
-from cdclake.sources import value_text
+from cdclake.sources import value_text, with_order
 
 TableSchemas = Callable[[str], StructType | None]
 """Looks up the current schema of a target table by source identifier (None: no table yet)."""
@@ -107,6 +107,7 @@ def envelopes(
     (each format's envelope reads its slice of them) and returned second, for the caller to
     release once the envelopes are materialized.
     """
+    raw = with_order(raw)
     resolved = _resolved(raw, format_name)
     if resolved is None:
         return _mixed_envelopes(raw, options)
@@ -720,6 +721,7 @@ def one_pass_envelopes(
     """:func:`envelopes` for :func:`type_known`: where the format offers it, the row images
     are read in the message's own parse, as the columns ``known``'s plans type (no text of the
     images is made and parsed again)."""
+    raw = with_order(raw)
     resolved = _resolved(raw, format_name)
     if resolved is None:
         return _mixed_envelopes(raw, options)

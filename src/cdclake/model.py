@@ -137,18 +137,34 @@ RAW_SCHEMA = StructType(
         StructField("lineage", LINEAGE_TYPE),
         StructField("raw", StringType()),
         StructField("nested", BooleanType()),
+        StructField("order", POSITION_TYPE),
     ]
 )
 """What every input (files or Kafka) is turned into before a format sees it.
 
 ``key``/``value`` are the record's key and value as JSON text (``value`` null for a tombstone),
 ``headers`` the record headers as text, ``raw`` the input as read (the line, or the value).
+``order``: the record's input order as a position (see :data:`INPUT_ORDER_DOC`).
 ``nested``: ``raw`` is a record object (a line that carries key, value and headers) and ``value``
 is derived from it, while ``key`` and ``headers`` are null: a format reads them from ``raw`` in
 the same parse as the value (:func:`cdclake.sources.record_field` reads them alone); otherwise
 ``raw`` *is* ``value``. Formats parse ``raw`` once either way
 (:func:`cdclake.formats.base.parse_value`).
 """
+
+INPUT_ORDER_DOC = """Input order, the position of changes whose source gives none.
+
+``[epoch, file rank, line]`` for files, ``[epoch, partition, offset]`` for Kafka: ``epoch`` is the
+batch's time in ms (a stream's batch keeps the time its offset log recorded, so a batch run again
+after a crash gets the same order), the file rank is the file's place in name order among the
+batch's files. A later batch or run sorts after an earlier one; inside a batch, files in name
+order, lines in order. What it cannot tell: a message delivered again in a later batch is newer
+than everything before it, so it is applied again.
+"""
+ORDERING_KEY = "ordering"
+"""Key of ``meta`` set to :data:`INPUT_ORDERED` on a change ordered by input order only (its
+source gives no position): the summary and status say so for its table."""
+INPUT_ORDERED = "input"
 
 # Column names written into every Delta table next to the source columns.
 META_PREFIX = "_cdc_"

@@ -52,6 +52,10 @@ def print_summary(result: BatchResult, console: Console | None = None) -> None:
     console = console or Console()
     console.print(summary_table(result))
     console.print(reconciliation(result))
+    by_input = sorted(name for name, r in result.tables.items() if r.input_ordered)
+    if by_input:
+        names = ", ".join(by_input)
+        console.print(f"ordered by input order only (their source gives no position): {names}")
     if result.quarantine_reasons:
         q = Table(title="quarantined (see <target>/_cdc_quarantine)")
         q.add_column("reason")

@@ -205,8 +205,12 @@ def run_stream(
     app_id = app_id_for(config.checkpoint)
     known = KnownGroups()  # batches after the first of a schema decode in one pass
 
+    from cdclake.stream_metrics import batch_epoch
+
     def each(batch: DataFrame, batch_id: int) -> None:
-        raw, messages = sources.raw_from_text(batch)
+        assert config.checkpoint is not None
+        epoch = batch_epoch(spark, config.checkpoint, batch_id)
+        raw, messages = sources.raw_from_text(batch, epoch)
         result = apply_raw(raw, config, app_id, batch_id, messages, known=known)
         total.merge(result)
         if on_batch is not None:

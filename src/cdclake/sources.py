@@ -15,6 +15,7 @@ record has::
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -67,8 +68,33 @@ def _list_local(p: Path) -> list[str]:
     raise ConfigError(f"input {str(p)!r} does not exist (expected a file or a directory)")
 
 
-def raw_from_lines_df(lines: DataFrame) -> DataFrame:
-    """``lines`` with columns ``line`` and ``lineage`` -> raw records.
+def epoch_now() -> int:
+    """The input-order epoch of a batch that starts now (ms; see
+    :data:`cdclake.model.INPUT_ORDER_DOC`)."""
+    return time.time_ns() // 1_000_000
+
+
+def input_order(epoch: int | None, rank: Column, offset: Column) -> Column:
+    """``[epoch, rank, offset]``: a record's input order (``epoch`` None: now)."""
+    first = F.lit(epoch_now() if epoch is None else epoch).cast("bigint")
+    return F.array(first, rank.cast("bigint"), offset.cast("bigint"))
+
+
+def with_order(raw: DataFrame, epoch: int | None = None) -> DataFrame:
+    """``raw`` with its ``order`` column: records built elsewhere (a caller's DataFrame with
+    lineage) get ``[epoch, partition or 0, offset]``."""
+    if "order" in raw.columns:
+        return raw
+    lineage = F.col("lineage")
+    return raw.withColumn(
+        "order", input_order(epoch, F.coalesce(lineage["partition"], F.lit(0)), lineage["offset"])
+    )
+
+
+def raw_from_lines_df(lines: DataFrame, epoch: int | None = None) -> DataFrame:
+    """``lines`` with columns ``line`` and ``lineage`` (and ``rank``, the file's place among the
+    batch's files, 0 when absent) -> raw records, ordered within ``epoch``
+    (:func:`input_order`).
 
     A line is a record object when its top-level keys include ``value`` and are all among
     :data:`RECORD_FIELDS`; it is then ``nested``: its ``value`` is derived text, its ``key`` and
@@ -91,7 +117,9 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
         & (F.size(F.array_except("_keys", F.array(*map(F.lit, RECORD_FIELDS)))) == 0),
         F.lit(False),
     )
-    parsed = keys.select("line", "lineage", is_record.alias("nested"))
+    rank = F.col("rank") if "rank" in lines.columns else F.lit(0)
+    order = input_order(epoch, rank, F.col("lineage")["offset"])
+    parsed = keys.select("line", "lineage", is_record.alias("nested"), order.alias("order"))
     # a record object's key and headers are read with its value, by the format's one parse of
     # the line (``parse_value(..., record_fields=True)``): a column here would be a parse of
     # its own, computed for every line whether a format reads it or not
@@ -102,6 +130,7 @@ def raw_from_lines_df(lines: DataFrame) -> DataFrame:
         F.col("lineage").cast(RAW_SCHEMA["lineage"].dataType).alias("lineage"),
         F.col("line").alias("raw"),
         F.col("nested"),
+        F.col("order"),
     )
 
 
@@ -120,13 +149,13 @@ def value_text(raw: Column) -> Column:
 
 
 def raw_from_lines(
-    spark: SparkSession, lines: Sequence[str], source: str = "<memory>"
+    spark: SparkSession, lines: Sequence[str], source: str = "<memory>", epoch: int | None = None
 ) -> DataFrame:
     """Raw records from a list of lines (tests, small inputs); line numbers start at 1."""
     rows = [(line, (source, None, i)) for i, line in enumerate(lines, start=1) if line.strip()]
     schema = StructType([RAW_SCHEMA["raw"], RAW_SCHEMA["lineage"]])
     df = spark.createDataFrame(rows, schema).withColumnRenamed("raw", "line")
-    return raw_from_lines_df(df)
+    return raw_from_lines_df(df, epoch)
 
 
 def _file_uri(path: Column) -> Column:
@@ -177,24 +206,32 @@ def number_lines(text: DataFrame, literal_splits: int = LITERAL_SPLITS) -> tuple
         running[b["file"]] = before + b["n"]
     if not shifts:
         empty = spark.createDataFrame(
-            [], "line STRING, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>"
+            [],
+            "line STRING, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>, "
+            "rank BIGINT",
         )
         return empty, 0
+    # a file's place among the batch's files in name order: the input order of its lines
+    ranks = {f: i for i, f in enumerate(sorted(running))}
     if len(shifts) <= literal_splits:
         table = F.from_json(
             F.lit(json.dumps({f"{f}{_SEP}{b}": s for f, b, s in shifts})), "map<string,bigint>"
         )
         key = F.concat_ws(_SEP, F.col("file"), F.col("block").cast("string"))
-        numbered = base.withColumn("shift", table[key])
+        rank = F.from_json(F.lit(json.dumps(ranks)), "map<string,bigint>")[F.col("file")]
+        numbered = base.withColumns({"shift": table[key], "rank": rank})
     else:
-        split_df = spark.createDataFrame(shifts, "file STRING, block BIGINT, shift BIGINT")
+        rows = [(f, b, s, ranks[f]) for f, b, s in shifts]
+        split_df = spark.createDataFrame(
+            rows, "file STRING, block BIGINT, shift BIGINT, rank BIGINT"
+        )
         numbered = base.join(F.broadcast(split_df), ["file", "block"])
     lineage = F.struct(
         F.col("file").alias("source"),
         F.lit(None).cast("int").alias("partition"),
         (F.col("mid") + F.col("shift")).alias("offset"),
     )
-    return numbered.select("line", lineage.alias("lineage")), records
+    return numbered.select("line", lineage.alias("lineage"), "rank"), records
 
 
 def _not_blank(line: Column) -> Column:
@@ -210,11 +247,11 @@ def text_with_files(text: DataFrame) -> DataFrame:
     )
 
 
-def raw_from_text(text: DataFrame) -> tuple[DataFrame, int]:
+def raw_from_text(text: DataFrame, epoch: int | None = None) -> tuple[DataFrame, int]:
     """Lines from :func:`text_with_files` -> raw records with file + line lineage, and how many
-    there are (counted with the line numbers)."""
+    there are (counted with the line numbers); ``epoch``: the batch's input-order epoch."""
     lines, records = number_lines(text)
-    return raw_from_lines_df(lines.filter(_not_blank(F.col("line")))), records
+    return raw_from_lines_df(lines.filter(_not_blank(F.col("line"))), epoch), records
 
 
 def read_files(spark: SparkSession, paths: Iterable[str | Path]) -> DataFrame:
@@ -222,13 +259,16 @@ def read_files(spark: SparkSession, paths: Iterable[str | Path]) -> DataFrame:
     return read_files_counted(spark, paths)[0]
 
 
-def read_files_counted(spark: SparkSession, paths: Iterable[str | Path]) -> tuple[DataFrame, int]:
+def read_files_counted(
+    spark: SparkSession, paths: Iterable[str | Path], epoch: int | None = None
+) -> tuple[DataFrame, int]:
     """:func:`read_files`, and how many records the files hold (no pass of its own)."""
-    return raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))))
+    return raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))), epoch)
 
 
-def from_kafka_df(kafka: DataFrame) -> DataFrame:
-    """Raw records from a DataFrame of Spark's Kafka source (batch or micro-batch)."""
+def from_kafka_df(kafka: DataFrame, epoch: int | None = None) -> DataFrame:
+    """Raw records from a DataFrame of Spark's Kafka source (batch or micro-batch);
+    ``epoch``: the batch's input-order epoch (a stream's batch time)."""
     headers = F.map_from_entries(
         F.transform(
             F.col("headers"),
@@ -247,4 +287,5 @@ def from_kafka_df(kafka: DataFrame) -> DataFrame:
         ).alias("lineage"),
         value.alias("raw"),
         F.lit(False).alias("nested"),
+        input_order(epoch, F.col("partition"), F.col("offset")).alias("order"),
     )

@@ -57,6 +57,7 @@ class TableStatus:
     recent_ignored: int = 0
     recent_quarantined: int = 0
     last_ddl: str | None = None
+    ordering: str = "source"  # "input": its source gives no position (cdclake.ordering)
 
 
 @dataclass
@@ -87,6 +88,7 @@ class Status:
             "last_source_ts",
             "freshness_seconds",
             "quarantined",
+            "ordering",
         )
         tables = [{k: _plain(asdict(t)[k]) for k in keys} for t in self.tables]
         return {
@@ -222,6 +224,7 @@ def _table_status(
         recent_ignored=int(r["recent_ignored"] or 0),
         recent_quarantined=recent_q,
         last_ddl=r["last_ddl"],
+        ordering=props.get(T.ORDERING_PROPERTY, "source"),
     )
 
 

@@ -179,17 +179,33 @@ def batch_end_offsets(spark: SparkSession, checkpoint: str, batch_id: int) -> Pa
     The log is written before the batch runs: line 1 is the version, line 2 the batch metadata,
     line 3 the Kafka source's offsets as ``{"topic": {"partition": offset}}``.
     """
+    parsed = _offset_log_line(spark, checkpoint, batch_id, 2)
+    if not isinstance(parsed, dict):
+        return {}
+    return {(t, int(p)): int(o) for t, parts in parsed.items() for p, o in parts.items()}
+
+
+def batch_epoch(spark: SparkSession, checkpoint: str, batch_id: int) -> int | None:
+    """The time (ms) the query's offset log gave batch ``batch_id`` when it planned it: the
+    batch's input-order epoch (:data:`cdclake.model.INPUT_ORDER_DOC`), the same when the batch
+    runs again after a crash. None when the log cannot be read."""
+    meta = _offset_log_line(spark, checkpoint, batch_id, 1)
+    stamp = meta.get("batchTimestampMs") if isinstance(meta, dict) else None
+    return int(stamp) if isinstance(stamp, int) else None
+
+
+def _offset_log_line(spark: SparkSession, checkpoint: str, batch_id: int, line: int) -> Any:
+    """Line ``line`` of the offset log of ``batch_id``, parsed; None when unreadable."""
     path = f"{checkpoint.rstrip('/')}/offsets/{batch_id}"
     try:
         if "://" not in path or path.startswith("file:"):
             lines = Path(path.removeprefix("file:")).read_text(encoding="utf-8").splitlines()
         else:
             lines = [r[0] for r in spark.read.text(path).collect()]
-        parsed = json.loads(lines[2])
+        return json.loads(lines[line])
     except (OSError, IndexError, ValueError) as e:
         _log.warning("cannot read the offset log %s: %s", path, e)
-        return {}
-    return {(t, int(p)): int(o) for t, parts in parsed.items() for p, o in parts.items()}
+        return None
 
 
 class LatestOffsets:

@@ -41,6 +41,7 @@ from cdclake.stream_metrics import (
     BatchMetrics,
     LatestOffsets,
     batch_end_offsets,
+    batch_epoch,
     now,
     write_record,
 )
@@ -176,7 +177,8 @@ def process_batch(
         assert stats is not None
         oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id, stats["big"])
         fits = kafka.filter(message_bytes() <= config.max_message_bytes)
-        raw = sources.from_kafka_df(fits)
+        assert config.checkpoint is not None
+        raw = sources.from_kafka_df(fits, batch_epoch(spark, config.checkpoint, batch_id))
         # the rows each table holds are counted once, when the run ends (see run_kafka)
         messages = stats["n"] - oversize
         result = apply_raw(raw, config, app_id, batch_id, messages, count_rows=False, known=known)

@@ -19,11 +19,17 @@ from decimal import Decimal
 from typing import Any
 
 FORMATS = ("debezium", "canal", "ckafka", "dataworks")
+SHAPES = ("debezium-flink", "canal-flink")
+"""Other producers' shapes of two formats (issue 40): Flink CDC's Debezium JSON (``source`` with
+``db`` and ``table`` only) and Flink's canal-json (no ``es``, ``ts``, ``isDdl``, ``mysqlType``).
+Both carry no position and no types: ordered by input order, typed from their JSON values."""
 TABLES = {
     "debezium": "shop.dbo.items_dbz",
     "canal": "shop.items_canal",
     "ckafka": "shop.items_ckafka",
     "dataworks": "shop.items_dw",
+    "debezium-flink": "shop.items_flink_dbz",
+    "canal-flink": "shop.items_flink_canal",
 }
 MYSQL = {
     "id": "int(11)",
@@ -135,6 +141,38 @@ def _dbz_values(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _json_values(row: dict[str, Any]) -> dict[str, Any]:
+    """Values as Flink's JSON formats write them: numbers as numbers, the rest as text."""
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if isinstance(v, bytes):
+            out[k] = base64.b64encode(v).decode()
+        elif isinstance(v, date | Decimal):
+            out[k] = str(v)
+        else:
+            out[k] = v
+    return out
+
+
+def debezium_flink(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
+    """Flink CDC's Kafka pipeline sink, ``debezium-json``: ``source`` holds db and table only."""
+    source = {"db": "shop", "table": "items_flink_dbz"}
+    return {"key": key, "value": {"before": before, "after": after, "op": op, "source": source}}
+
+
+def canal_flink(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
+    """Flink's ``canal-json``: no es, ts, isDdl or mysqlType; ``old`` holds the whole before row."""
+    kind = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}[op]
+    return {
+        "data": [after if after is not None else before],
+        "old": [before] if op == "u" else None,
+        "type": kind,
+        "database": "shop",
+        "table": "items_flink_canal",
+        "pkNames": ["id"],
+    }
+
+
 def debezium(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
     lsn = f"{n:08x}:{n:08x}:0002"
     row_schema = {"type": "struct", "optional": True, "fields": [dict(f) for f in DBZ]}
@@ -243,12 +281,21 @@ def dataworks(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, A
     }
 
 
-BUILD = {"debezium": debezium, "canal": canal, "ckafka": ckafka, "dataworks": dataworks}
+BUILD = {
+    "debezium": debezium,
+    "canal": canal,
+    "ckafka": ckafka,
+    "dataworks": dataworks,
+    "debezium-flink": debezium_flink,
+    "canal-flink": canal_flink,
+}
 RENDER: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "debezium": _dbz_values,
     "canal": _mysql_text,
     "ckafka": _mysql_text,
     "dataworks": _dw_values,
+    "debezium-flink": _json_values,
+    "canal-flink": _json_values,
 }
 
 
@@ -257,7 +304,9 @@ def _image(doc: dict[str, Any], fmt: str) -> dict[str, Any]:
     if fmt == "debezium":
         p = doc["value"]["payload"]
         return p["after"] or p["before"]  # type: ignore[no-any-return]
-    if fmt == "canal":
+    if fmt == "debezium-flink":
+        return doc["value"]["after"] or doc["value"]["before"]  # type: ignore[no-any-return]
+    if fmt in ("canal", "canal-flink"):
         return doc["data"][0]  # type: ignore[no-any-return]
     if fmt == "ckafka":
         return doc["NEW_VALUES"] or doc["OLD_VALUES"]  # type: ignore[no-any-return]
@@ -272,7 +321,12 @@ ENVELOPE_FIELDS = {  # fields without which (or with the wrong type of which) no
     "canal": [("type",), ("data",), ("es",)],
     "ckafka": [("TYPE",), ("BINLOG_POS",), ("NEW_VALUES",)],
     "dataworks": [("payload",), ("payload", "op"), ("payload", "sequenceId")],
+    "debezium-flink": [("value", "op"), ("value", "source")],
+    "canal-flink": [("type",), ("data",)],
 }
+OPTIONAL = {("es",)}
+"""Fields whose absence is valid (a canal message without ``es`` is ordered by input order), so
+only a wrong type of them is a mutant."""
 WRONG_TYPES: list[Any] = [5, -1.5, True, [1, 2], {"a": 1}, "text"]
 NUMERIC = {"es", "BINLOG_POS", "sequenceId"}  # a number is the right type there
 BAD_VALUES = {  # per column: values that do not fit, as each format would carry them
@@ -335,7 +389,7 @@ def mutate(rng: random.Random, fmt: str, doc: dict[str, Any], kind: str) -> byte
         wrong = [w for w in WRONG_TYPES if path[-1] not in NUMERIC or not isinstance(w, int)]
         _set_path(doc, path, rng.choice(wrong))
     elif kind == "missing-field":
-        _del_path(doc, rng.choice(ENVELOPE_FIELDS[fmt]))
+        _del_path(doc, rng.choice([f for f in ENVELOPE_FIELDS[fmt] if f not in OPTIONAL]))
     elif kind == "missing-key":
         del _image(doc, fmt)["id"]
         if fmt == "debezium":
@@ -358,7 +412,13 @@ def mutate(rng: random.Random, fmt: str, doc: dict[str, Any], kind: str) -> byte
         _image(doc, fmt)["id"] = "__dup__"
         return _dump(doc).replace(b'"__dup__"', b'"dup-a", "id": "dup-b"', 1)
     elif kind == "unknown-op":
-        op = {"debezium": ("value", "payload", "op"), "canal": ("type",), "ckafka": ("TYPE",)}
+        op = {
+            "debezium": ("value", "payload", "op"),
+            "debezium-flink": ("value", "op"),
+            "canal": ("type",),
+            "canal-flink": ("type",),
+            "ckafka": ("TYPE",),
+        }
         path = op.get(fmt, ("payload", "op"))
         _set_path(doc, path, rng.choice(["z", "MERGE", "upsert", "", "X"]))
     elif kind == "other-format":
@@ -425,6 +485,9 @@ MUTATIONS = (
     "schema-contradicts",
 )
 RARE = ("huge-string", "deep-nesting", "bad-ddl")  # a few of each per run
+SHAPE_MUTATIONS = ("truncated", "wrong-type", "missing-field", "unknown-op")
+"""What the shapes without types are mutated with: a bad value among their good ones would change
+the types inferred for the batch (they have no schema to say which value is wrong)."""
 
 
 def workload(
@@ -457,8 +520,8 @@ def workload(
             i = rng.choice(sorted(live))
             doc = build(n, "d", None, live.pop(i), {"id": i})
         good.append(Message(_dump(doc), fmt, "good"))
-    kinds = [rng.choice(MUTATIONS) for _ in range(n_bad)]
-    if rare:
+    kinds = [rng.choice(SHAPE_MUTATIONS if fmt in SHAPES else MUTATIONS) for _ in range(n_bad)]
+    if rare and fmt not in SHAPES:
         kinds[: len(RARE)] = RARE if fmt in ("canal", "ckafka") else (*RARE[:-1], "truncated")
     bad = []
     for kind in kinds:

@@ -21,6 +21,8 @@ from cdclake.sources import raw_from_lines
 
 SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
 ES = 1_700_000_000_000  # 2023-11-14 22:13:20 UTC
+# input order epoch (cdclake.model.INPUT_ORDER_DOC): a position is [es, epoch, file, line, row]
+EPOCH = 7
 MYSQL = {
     "id": "int(11)",
     "name": "varchar(20)",
@@ -65,7 +67,7 @@ def canal(
 
 
 def decoded(spark: SparkSession, lines: list[str], **options: Any) -> list[Row]:
-    df = decode(raw_from_lines(spark, lines), "canal", DecodeOptions(**options))
+    df = decode(raw_from_lines(spark, lines, epoch=EPOCH), "canal", DecodeOptions(**options))
     return sorted(df.collect(), key=lambda r: (r["lineage"]["offset"], r["position"] or []))
 
 
@@ -109,7 +111,7 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
             "CREATE DATABASE `dip_test` CHARSET utf8mb4 COLLATE utf8mb4_0900_ai_ci",
             "dip_test",
             "QUERY",
-            [1655812326000, 1, 0],
+            [1655812326000, EPOCH, 0, 1, 0],
             ts,
             None,
         ),
@@ -119,7 +121,7 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
             "DROP DATABASE IF EXISTS `dip_test`",
             "dip_test",
             "QUERY",
-            [1655812326000, 2, 0],
+            [1655812326000, EPOCH, 0, 2, 0],
             ts,
             None,
         ),
@@ -129,7 +131,7 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
             create,
             "dip_test",
             "CREATE",
-            [1655812326000, 3, 0],
+            [1655812326000, EPOCH, 0, 3, 0],
             ts,
             None,
         ),
@@ -139,7 +141,7 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
             "ALTER TABLE `user` ADD COLUMN `createtime` datetime NULL DEFAULT CURRENT_TIMESTAMP",
             "test",
             "ALTER",
-            [1655782153000, 4, 0],
+            [1655782153000, EPOCH, 0, 4, 0],
             datetime(2022, 6, 21, 3, 29, 13),
             None,
         ),
@@ -149,7 +151,7 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
             "DROP TABLE IF EXISTS `dip_test`.`customers`",
             "dip_test",
             "ERASE",
-            [1655812326000, 5, 0],
+            [1655812326000, EPOCH, 0, 5, 0],
             ts,
             None,
         ),
@@ -159,7 +161,7 @@ def test_seed_001_canal_ddl_messages(spark: SparkSession) -> None:
             "rename table test to t_test",
             "testDB",
             "RENAME",
-            [1656300979748, 6, 0],
+            [1656300979748, EPOCH, 0, 6, 0],
             datetime(2022, 6, 27, 3, 36, 19, 748000),
             None,
         ),
@@ -190,8 +192,8 @@ def test_multi_row_update_pairs_old_with_data_and_null_means_was_null(spark: Spa
         (r["table"], r["op"], r["key_columns"], r["key_source"], r["position"], r["error"])
         for r in rows
     ] == [
-        ("shop.items", "update", ["id"], "message", [ES, 1, 0], None),
-        ("shop.items", "update", ["id"], "message", [ES, 1, 1], None),
+        ("shop.items", "update", ["id"], "message", [ES, EPOCH, 0, 1, 0], None),
+        ("shop.items", "update", ["id"], "message", [ES, EPOCH, 0, 1, 1], None),
     ]
     assert row_types(rows[0]) == (
         "struct<id:int,name:string,price:decimal(10,2),flag:tinyint,born:date>"
@@ -231,7 +233,11 @@ def test_insert_and_delete_images(spark: SparkSession) -> None:
     """+I(7, n, 1.00, 0, NULL) then -D(7, n, 1.00, 0, NULL)."""
     row = {"id": "7", "name": "n", "price": "1.00", "flag": "0", "born": None}
     ins, dele = decoded(spark, [canal("INSERT", [row]), canal("DELETE", [row], es=ES + 1000)])
-    assert (ins["op"], image(ins, "before"), ins["position"]) == ("insert", None, [ES, 1, 0])
+    assert (ins["op"], image(ins, "before"), ins["position"]) == (
+        "insert",
+        None,
+        [ES, EPOCH, 0, 1, 0],
+    )
     assert image(ins, "after") == {
         "id": 7,
         "name": "n",
@@ -242,7 +248,7 @@ def test_insert_and_delete_images(spark: SparkSession) -> None:
     assert (dele["op"], image(dele, "after"), dele["position"]) == (
         "delete",
         None,
-        [ES + 1000, 2, 0],
+        [ES + 1000, EPOCH, 0, 2, 0],
     )
     assert image(dele, "before") == image(ins, "after")
 
@@ -274,12 +280,33 @@ def test_control_messages(spark: SparkSession) -> None:
         for r in decoded(spark, lines)
     ]
     assert got == [
-        ("shop.items", "truncate", "TRUNCATE TABLE `items`", "TRUNCATE", [ES, 1, 0], None),
-        (None, "commit", "3E11FA47-71CA-11E1-9E33-C80AA9429562:23", "GTID", [ES, 2, 0], None),
-        (None, "commit", "XA COMMIT 'x'", "XACOMMIT", [ES, 3, 0], None),
-        (None, "commit", "XA ROLLBACK 'x'", "XAROLLBACK", [ES, 4, 0], None),
-        (None, "heartbeat", None, "MHEARTBEAT", [ES, 5, 0], None),
-        ("shop.items", "ddl", "CREATE INDEX ix ON items (name)", "CINDEX", [ES, 6, 0], None),
+        (
+            "shop.items",
+            "truncate",
+            "TRUNCATE TABLE `items`",
+            "TRUNCATE",
+            [ES, EPOCH, 0, 1, 0],
+            None,
+        ),
+        (
+            None,
+            "commit",
+            "3E11FA47-71CA-11E1-9E33-C80AA9429562:23",
+            "GTID",
+            [ES, EPOCH, 0, 2, 0],
+            None,
+        ),
+        (None, "commit", "XA COMMIT 'x'", "XACOMMIT", [ES, EPOCH, 0, 3, 0], None),
+        (None, "commit", "XA ROLLBACK 'x'", "XAROLLBACK", [ES, EPOCH, 0, 4, 0], None),
+        (None, "heartbeat", None, "MHEARTBEAT", [ES, EPOCH, 0, 5, 0], None),
+        (
+            "shop.items",
+            "ddl",
+            "CREATE INDEX ix ON items (name)",
+            "CINDEX",
+            [ES, EPOCH, 0, 6, 0],
+            None,
+        ),
     ]
 
 

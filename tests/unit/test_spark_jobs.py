@@ -40,7 +40,7 @@ def test_detection_reads_every_formats_fields_in_one_struct(spark: SparkSession)
     assert fields.simpleString() == (
         "struct<payload:struct<op:string,status:string,ddl:string,databaseName:string,"
         "timestamp:string>,op:string,status:string,ddl:string,databaseName:string,"
-        "isDdl:string,TYPE:string>"
+        "isDdl:string,database:string,table:string,TYPE:string>"
     )
 
 

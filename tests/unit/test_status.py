@@ -97,6 +97,7 @@ def test_status_after_a_known_workload(lake: Any) -> None:
             "last_source_ts",
             "freshness_seconds",
             "quarantined",
+            "ordering",
         ]
     ] * 2
     assert doc["tables"][0]["last_source_ts"] == "2023-11-14T22:13:24+00:00"

@@ -36,7 +36,15 @@ from cdclake.apply.scd2 import (
 )
 from cdclake.decode import NEW_SCHEMA, NeedsTwoPasses, release
 from cdclake.errors import BadInputError
-from cdclake.model import CONTROL_OPS, DATA_OPS, DEFAULTS_KEY, POSITION_TYPE, Op
+from cdclake.model import (
+    CONTROL_OPS,
+    DATA_OPS,
+    DEFAULTS_KEY,
+    INPUT_ORDERED,
+    ORDERING_KEY,
+    POSITION_TYPE,
+    Op,
+)
 
 
 @dataclass
@@ -67,6 +75,7 @@ class BatchResult:
             for attr in ("changes", "inserted", "updated", "deleted", "ignored", "truncated"):
                 setattr(mine, attr, getattr(mine, attr) + getattr(t, attr))
             mine.key_columns, mine.key_source = t.key_columns, t.key_source
+            mine.input_ordered = mine.input_ordered or t.input_ordered
             mine.rows_now = t.rows_now
         self.messages = (self.messages or 0) + (other.messages or 0)
         self.changes += other.changes
@@ -301,6 +310,9 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]
             F.max(F.when(F.col("op") == Op.HEARTBEAT, F.col("source_ts"))).alias("last_heartbeat"),
             F.max_by("position", "seq").alias("last_position"),
             F.max("lineage.offset").alias("last_offset"),
+            F.bool_or(F.coalesce(F.col("meta")[ORDERING_KEY] == INPUT_ORDERED, F.lit(False))).alias(
+                "input_ordered"
+            ),
         )
         .collect()
     )
@@ -332,6 +344,7 @@ def _table_task(
         deletes=sum(r["n"] for r in parts if r["op"] == Op.DELETE),
         befores=sum(r["n_before"] for r in parts if r["op"] == Op.UPDATE),
         unavailable=sum(r["n_unavailable"] for r in parts),
+        input_ordered=any(r["input_ordered"] for r in parts),
     )
     schemas = sorted({s for r in parts for s in r["schemas"] if s})
 
@@ -352,6 +365,7 @@ def _table_task(
         )
         res.changes = stats.changes
         res.key_source = latest["key_source"] or ""
+        res.input_ordered = stats.input_ordered
         if count_rows and res.rows_now is None:  # not known from the write itself
             res.rows_now = T.rows_in(spark, tgt.table_path(name))
         return res
@@ -388,6 +402,8 @@ def apply_table(
     props = {T.KEY_PROPERTY: ",".join(keys)} if keys else {}
     if scd_type == 2:
         props[T.SCD_TYPE_PROPERTY] = "2"
+    if stats.input_ordered:
+        props[T.ORDERING_PROPERTY] = INPUT_ORDERED
     # an initial load of a keyed table creates it with its rows in one commit (see apply_keyed)
     initial_load = (
         scd_type == 1
@@ -399,6 +415,8 @@ def apply_table(
     created = synced is None or synced.created
     if scd_type == 2 and T.cached_properties(spark, path).get(T.SCD_TYPE_PROPERTY) != "2":
         T.set_properties(spark, path, {T.SCD_TYPE_PROPERTY: "2"})
+    if stats.input_ordered and synced is not None and not created:
+        _mark_input_ordered(spark, path)
     stored = synced.table.toDF().schema if ddl_defaults and synced else StructType()
     for c in ddl_defaults:
         if c not in row_struct.fieldNames() and c in stored.fieldNames():
@@ -460,6 +478,12 @@ def apply_table(
     return result
 
 
+def _mark_input_ordered(spark: SparkSession, path: str) -> None:
+    """Record on the table that it is ordered by input order only (once: status reads it)."""
+    if T.cached_properties(spark, path).get(T.ORDERING_PROPERTY) != INPUT_ORDERED:
+        T.set_properties(spark, path, {T.ORDERING_PROPERTY: INPUT_ORDERED})
+
+
 @dataclass(frozen=True)
 class TableStats:
     """What the batch holds for one table (from the one aggregate that groups tables)."""
@@ -469,3 +493,4 @@ class TableStats:
     deletes: int
     befores: int  # updates with a before image: a key change among them deletes the old key
     unavailable: int  # changes with TOAST-unavailable columns
+    input_ordered: bool = False  # its source gives no position (see cdclake.model.ORDERING_KEY)

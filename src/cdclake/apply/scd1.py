@@ -54,6 +54,7 @@ class TableResult:
     key_columns: tuple[str, ...] = ()
     key_source: str = ""
     rows_now: int | None = None
+    input_ordered: bool = False  # ordered by input order only: its source gives no position
 
 
 def _merge_counts(result: DataFrame | None) -> tuple[int, int, int]:

@@ -42,6 +42,9 @@ TRUNCATE_PROPERTY = "cdclake.truncatePosition"
 KEY_PROPERTY = "cdclake.keyColumns"
 SCD_TYPE_PROPERTY = "cdclake.scdType"
 BACKFILL_PROPERTY = "cdclake.pendingBackfill"
+ORDERING_PROPERTY = "cdclake.ordering"
+"""``input`` on a table whose source gives no position: its changes are ordered by input order
+only (:data:`cdclake.model.INPUT_ORDER_DOC`)."""
 
 
 def escape_identifier(identifier: str) -> str:

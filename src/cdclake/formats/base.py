@@ -189,6 +189,14 @@ def json_list_token(schema_token: str, what: str) -> list[Any]:
     return items
 
 
+def input_order() -> Column:
+    """The raw record's input order (``order``, see :data:`cdclake.model.INPUT_ORDER_DOC`): the
+    position of a change whose source gives none, or the tie-breaker inside one that does."""
+    from pyspark.sql import functions as F
+
+    return F.col("order")
+
+
 TOMBSTONE = "_tombstone"
 """Column :func:`parse_value` adds: the record's value is null (a Kafka tombstone)."""
 

@@ -15,11 +15,17 @@ MySQL Subscription Messages" (its DDL messages are canal flat messages). One mes
   overlaid with every key of ``old[i]``.
 - Row images are typed from ``mysqlType`` (:mod:`cdclake.mysql_types`); keys come from
   ``pkNames``; the table is ``database.table``.
-- A flat message has no binlog coordinates. The position is ``[es (ms), input offset, row index]``:
-  ``es`` has second precision, so two messages of the same second compare by their input offset
-  (file line or Kafka offset). Limit: a message re-delivered later in the same second as a newer
-  one (or a key whose messages span Kafka partitions) is ordered by arrival, not by the binlog.
-  ``es`` given in seconds (CKafka's DDL examples) is scaled to milliseconds.
+- A flat message has no binlog coordinates. The position is ``[es (ms), input order..., row
+  index]`` (input order: the batch, the file in name order and the line, or the Kafka partition
+  and offset; :data:`cdclake.model.INPUT_ORDER_DOC`): ``es`` has second precision, so two
+  messages of the same second compare by where they sit in the input. Limit: a message
+  re-delivered later in the same second as a newer one (or a key whose messages span Kafka
+  partitions) is ordered by arrival, not by the binlog. ``es`` given in seconds (CKafka's DDL
+  examples) is scaled to milliseconds.
+- Flink's ``canal-json`` writes no ``es``, ``ts``, ``isDdl`` or ``mysqlType``: such a message is
+  ordered by input order alone (``[input order..., row index]``, ``meta.ordering`` ``input``),
+  its rows typed from their JSON values as a schemaless Debezium payload is, and ``isDdl``
+  absent means false (``auto`` tells it by its top-level ``database`` and ``table``).
 - DDL (``isDdl`` true: CREATE, ALTER, ERASE, QUERY, RENAME, CINDEX, DINDEX) is op ``ddl`` with the
   SQL as ``detail`` and ``meta`` {database, type}; TRUNCATE is op ``truncate`` of its table;
   GTID/XACOMMIT/XAROLLBACK are ``commit`` control records; MHEARTBEAT is a ``heartbeat``.
@@ -35,8 +41,16 @@ from pyspark.sql import functions as F
 
 from cdclake import mysql_types
 from cdclake.errors import DecodeError
-from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
-from cdclake.model import KeySource, Op
+from cdclake.formats.base import (
+    ColumnSpec,
+    DecodeOptions,
+    Format,
+    input_order,
+    parse_value,
+    select_envelope,
+)
+from cdclake.model import INPUT_ORDERED, ORDERING_KEY, KeySource, Op
+from cdclake.sources import value_text
 
 if TYPE_CHECKING:
     from cdclake.formats._encode import EncodeOptions
@@ -80,6 +94,12 @@ def _before_image(row: Column, old: Column) -> Column:
     return F.to_json(overlaid)
 
 
+def _row_texts(raw: Column) -> Column:
+    """The JSON text of each row of ``data``: a second parse, only for messages without
+    ``mysqlType``."""
+    return F.from_json(F.get_json_object(value_text(raw), "$.data"), "array<string>")
+
+
 def _epoch_ms(es: Column) -> Column:
     return F.when(es < _SECONDS_LIMIT, es * 1000).otherwise(es)
 
@@ -88,27 +108,42 @@ class CanalFormat(Format):
     name: ClassVar[str] = "canal"
     description: ClassVar[str] = "Canal flat-message JSON (MySQL binlog)"
 
-    detect_fields: ClassVar[str] = "isDdl STRING"
+    detect_fields: ClassVar[str] = "isDdl STRING, database STRING, `table` STRING"
 
     def detect_parsed(self, fields: Column) -> Column:
-        # every flat message has isDdl (true/false); no other format has it
-        return fields["isDdl"].isNotNull()
+        # every flat message canal writes has isDdl (true/false); no other format has it. Flink's
+        # canal-json leaves it out: a top-level ``database`` and ``table`` are canal's alone
+        # (CKafka writes upper-case names, Debezium and DataWorks nest their tables). Not
+        # ``type``: Spark would not tell it from CKafka's ``TYPE`` in the merged detection.
+        flink = fields["database"].isNotNull() & fields["table"].isNotNull()
+        return fields["isDdl"].isNotNull() | flink
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
         parsed = parse_value(raw, _VALUE)
         v = F.col("_v")
         kind = v["type"]
         is_row = kind.isin(*ROW_TYPES)
-        rows = parsed.select("*", F.posexplode_outer(F.when(is_row, v["data"])).alias("_i", "_row"))
+        typed_rows = F.when(is_row & v["mysqlType"].isNull(), _row_texts(F.col("raw")))
+        rows = parsed.select(
+            "*",
+            typed_rows.alias("_texts"),
+            F.posexplode_outer(F.when(is_row, v["data"])).alias("_i", "_row"),
+        )
         row, index = F.col("_row"), F.col("_i")
+        # a message without mysqlType (Flink's canal-json) is typed from its JSON values, as a
+        # schemaless Debezium payload is: its rows' own text, not the text-valued map's
+        row_text = F.coalesce(F.get(F.col("_texts"), index), F.to_json(row))
         old = F.get(v["old"], index)
         op = lookup(TYPES)[kind]
         table = F.when(
             F.coalesce(v["table"], F.lit("")) != "", F.concat_ws(".", v["database"], v["table"])
         )
         es = _epoch_ms(v["es"].try_cast("bigint"))
-        offset = F.col("lineage")["offset"]
-        position = F.array(es, offset, F.coalesce(index, F.lit(0)).cast("bigint"))
+        row_index = F.array(F.coalesce(index, F.lit(0)).cast("bigint"))
+        # same-second messages by input order (batch, file in name order, line), then row
+        position = F.when(v["es"].isNull(), F.concat(input_order(), row_index)).otherwise(
+            F.concat(F.array(es), input_order(), row_index)
+        )
         pk = F.coalesce(v["pkNames"], F.array().cast("array<string>"))
         needs_table = is_row | (kind == "TRUNCATE")
         error = (
@@ -131,7 +166,7 @@ class CanalFormat(Format):
                 F.concat(F.lit("canal "), kind, F.lit(" message without rows in 'data'")),
             )
             .when(
-                needs_table & es.isNull(),
+                needs_table & v["es"].isNotNull() & es.isNull(),
                 F.concat(
                     F.lit("canal es '"),
                     F.coalesce(v["es"], F.lit("null")),
@@ -143,8 +178,14 @@ class CanalFormat(Format):
             op == Op.COMMIT, F.coalesce(v["gtid"], v["sql"])
         )
         meta = F.map_from_arrays(
-            F.array(*map(F.lit, ("database", "type", "gtid", "batch_id"))),
-            F.array(v["database"], kind, v["gtid"], v["id"]),
+            F.array(*map(F.lit, ("database", "type", "gtid", "batch_id", ORDERING_KEY))),
+            F.array(
+                v["database"],
+                kind,
+                v["gtid"],
+                v["id"],
+                F.when(needs_table & v["es"].isNull(), F.lit(INPUT_ORDERED)),
+            ),
         )
         return select_envelope(
             rows,
@@ -154,13 +195,13 @@ class CanalFormat(Format):
             key_source=F.when(F.size(pk) > 0, F.lit(KeySource.MESSAGE)).otherwise(
                 F.lit(KeySource.NONE)
             ),
-            before_text=F.when(kind == "DELETE", F.to_json(row)).when(
+            before_text=F.when(kind == "DELETE", row_text).when(
                 (kind == "UPDATE") & old.isNotNull(), _before_image(row, old)
             ),
-            after_text=F.when(kind.isin("INSERT", "UPDATE"), F.to_json(row)),
+            after_text=F.when(kind.isin("INSERT", "UPDATE"), row_text),
             # the JSON text as written: one parse renders it, no map is built and re-serialized
             schema_token=F.when(is_row, v["mysqlType"]),
-            position=F.when(es.isNotNull() & offset.isNotNull(), position),
+            position=F.when(v["es"].isNull() | es.isNotNull(), position),
             seq=F.col("lineage"),
             source_ts=F.timestamp_millis(es),
             lineage=F.col("lineage"),

@@ -24,6 +24,9 @@ Positions (compared element by element as numbers, never as text):
   inside a transaction needs ``provide.transaction.metadata=true``; without it ``total_order`` is
   -1 and a delete + re-insert of one key in one transaction tie (only the input order of one batch
   separates them). Snapshot rows all carry the binlog position at snapshot start.
+- A ``source`` with no connector and no log position (Flink CDC's Kafka pipeline sink writes only
+  ``db`` and ``table``): the input order (:data:`cdclake.model.INPUT_ORDER_DOC`), and
+  ``meta.ordering`` is ``input``.
 
 Control records: a null value is a tombstone; ``status`` BEGIN/END (transaction metadata topic)
 are begin/commit; a MySQL/MariaDB *schema-change* record (``ddl``, ``databaseName``,
@@ -44,6 +47,7 @@ decoder can tell apart from a signed bigint.
 
 from __future__ import annotations
 
+from functools import reduce
 from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import Column, DataFrame
@@ -58,11 +62,12 @@ from cdclake.formats.base import (
     ColumnSpec,
     DecodeOptions,
     Format,
+    input_order,
     json_list_token,
     parse_value,
     select_envelope,
 )
-from cdclake.model import SOURCE_ID_KEY, KeySource, Op
+from cdclake.model import INPUT_ORDERED, ORDERING_KEY, SOURCE_ID_KEY, KeySource, Op
 
 if TYPE_CHECKING:
     from cdclake.formats._encode import EncodeOptions
@@ -80,7 +85,8 @@ UNAVAILABLE = "__debezium_unavailable_value"
 DDL_PREFIX = "ddl:"
 """``detail`` of a schema-change record: this prefix, then the statement (see the module doc)."""
 META_KEYS: tuple[str, ...] = (
-    "connector", "snapshot", "txId", "gtid", "oldkey", "newkey", "database", SOURCE_ID_KEY
+    "connector", "snapshot", "txId", "gtid", "oldkey", "newkey", "database", SOURCE_ID_KEY,
+    ORDERING_KEY,
 )  # fmt: skip
 
 _SOURCE = (
@@ -180,7 +186,18 @@ def _position(src: Column, total_order: Column) -> Column:
         .when(src["lsn"].isNotNull(), F.array(_num(src["lsn"])))
         .when(src["commit_scn"].isNotNull(), F.array(_num(src["commit_scn"]), _num(src["scn"])))
         .when(src["scn"].isNotNull(), F.array(_num(src["scn"])))
+        .when(_input_ordered(src), input_order())
     )
+
+
+def _input_ordered(src: Column) -> Column:
+    """A ``source`` that names no connector and no log position (Flink CDC's Kafka sink writes
+    only ``db`` and ``table``): its changes are ordered by input order."""
+    none = [src[f].isNull() for f in ("connector", *_POSITION_FIELDS)]
+    return reduce(lambda a, b: a & b, none)
+
+
+_POSITION_FIELDS = ("lsn", "commit_lsn", "change_lsn", "file", "pos", "scn", "commit_scn")
 
 
 def _position_error(src: Column, position: Column) -> Column:
@@ -359,6 +376,7 @@ class DebeziumFormat(Format):
                 F.col("headers")["__debezium.newkey"],
                 body["databaseName"],
                 _source_id(src, F.col("key")),
+                F.when(src.isNotNull() & _input_ordered(src), F.lit(INPUT_ORDERED)),
             ),
         )
         detail = (
