@@ -7,25 +7,43 @@ the batch only after the write. A batch replayed after a crash between the write
 checkpoint is written again with identical messages; consumers that apply by position (``cdclake
 apply``: equal positions on one row are the same event) end in the same state. Spark's Kafka sink
 has no transactions, so a plain Kafka consumer may see such a replayed batch twice.
+
+``convert`` of files reads its inputs as ``apply`` does (``--input PATH`` and more paths after
+it; a folder's files in name order) and writes ``<output>/00000.jsonl``… in write order, which
+``apply --input <output>`` reads back in that order; quarantined changes go to the sibling folder
+``<output>_quarantine``. A run that read changes and wrote none exits 1 with one line naming the
+first reason. Positions: README "convert: positions".
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
+from rich.markup import escape
 
 from cdclake.cli import _spark, app, console, err
 from cdclake.errors import CdclakeError, ConfigError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
     from cdclake.formats._encode import Connector, EncodeOptions
+    from cdclake.formats.base import DecodeOptions
 
 ToFormat = Annotated[str, typer.Option("--to", help="debezium, canal, ckafka or dataworks")]
 Connector_ = Annotated[
     str, typer.Option(help="Debezium source block: sqlserver, postgresql or mysql")
+]
+SourceConnector = Annotated[
+    str | None,
+    typer.Option(
+        "--connector",
+        help="Debezium source block: sqlserver, postgresql or mysql (default: the source's own; "
+        "mysql for canal, CKafka and DataWorks)",
+    ),
 ]
 Schemas = Annotated[bool, typer.Option(help="Debezium: value with schema (schemas.enable)")]
 KeySchemas = Annotated[bool, typer.Option(help="Debezium: record key with schema")]
@@ -50,7 +68,7 @@ KafkaOption = Annotated[
 
 
 def _options(
-    connector: str,
+    connector: str | None,
     schemas: bool,
     key_schemas: bool,
     tombstones: bool,
@@ -61,7 +79,7 @@ def _options(
 ) -> EncodeOptions:
     from cdclake.formats._encode import EncodeOptions
 
-    if connector not in ("sqlserver", "postgresql", "mysql"):
+    if connector is not None and connector not in ("sqlserver", "postgresql", "mysql"):
         raise ConfigError(f"--connector {connector!r}: expected sqlserver, postgresql or mysql")
     return EncodeOptions(
         connector=cast("Connector", connector),
@@ -81,17 +99,50 @@ def _kafka_options(pairs: list[str] | None) -> dict[str, str]:
     return dict(parse_kafka_option(o) for o in pairs or [])
 
 
-def _report(messages: DataFrame) -> None:
+def _report(messages: DataFrame, quarantine: str | None = None) -> dict[str, int]:
+    """Print the counts and the most frequent quarantine reasons; return the counts."""
     from cdclake import produce
 
     c = produce.counts(messages)
+    where = f" (in {quarantine})" if quarantine else ""
     console.print(
         f"{c['messages']} messages written, {c['skipped']} control records without a message "
-        f"in this format, {c['quarantined']} changes quarantined",
+        f"in this format, {c['quarantined']} changes quarantined{where}",
         highlight=False,
+        markup=False,
     )
     for reason, n in produce.reasons(messages):
-        console.print(f"  quarantined {n}: {reason}", soft_wrap=True, highlight=False)
+        console.print(f"  quarantined {n}: {reason}", soft_wrap=True, highlight=False, markup=False)
+    return c
+
+
+def _first_reason(messages: DataFrame) -> tuple[str, int] | None:
+    """The most frequent reason a change was quarantined, else a control record skipped."""
+    from pyspark.sql import functions as F
+
+    from cdclake import produce
+
+    found = produce.reasons(messages, limit=1)
+    if found:
+        return found[0]
+    rows = messages.groupBy("skipped").count().filter(F.col("skipped").isNotNull())
+    top = rows.orderBy(F.desc("count")).limit(1).collect()
+    return (top[0]["skipped"], top[0]["count"]) if top else None
+
+
+def _nothing_written(counts: dict[str, int], reason: tuple[str, int] | None) -> None:
+    """Exit 1 with one line when a run read changes or records and wrote no message."""
+    read = counts["quarantined"] + counts["skipped"]
+    if counts["messages"] or not read or reason is None:
+        return
+    text, n = reason
+    err.print(
+        f"[red]error:[/red] nothing written: {read} changes read, none has a message in this "
+        f"format; first reason ({n}): {escape(text)}",
+        soft_wrap=True,
+        highlight=False,
+    )
+    raise typer.Exit(1)
 
 
 def _write(
@@ -124,13 +175,17 @@ def convert(
     inputs: Annotated[
         list[str] | None, typer.Option("--input", help="JSON-lines file or dir")
     ] = None,
-    output: Output = None,
+    more: Annotated[list[str] | None, typer.Argument(help="More input paths")] = None,
+    output: Annotated[
+        str | None,
+        typer.Option(help="Folder of the JSON-lines files (quarantine: <output>_quarantine)"),
+    ] = None,
     kafka_bootstrap: Bootstrap = None,
     topic: Annotated[list[str] | None, typer.Option(help="Kafka topic to read")] = None,
     to_topic: ToTopic = "{source}",
     checkpoint: Checkpoint = None,
     available_now: Annotated[bool, typer.Option(help="Kafka: process what is there, exit")] = False,
-    connector: Connector_ = "postgresql",
+    connector: SourceConnector = None,
     schemas: Schemas = True,
     key_schemas: KeySchemas = True,
     tombstones: Tombstones = True,
@@ -141,10 +196,12 @@ def convert(
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
     kafka_option: KafkaOption = None,
 ) -> None:
-    """Re-encode change events in another format: files to files, or Kafka to Kafka."""
-    from cdclake import produce, sources
+    """Re-encode change events in another format: files to files, or Kafka to Kafka.
+
+    Positions the target cannot write as they are become a sequence that keeps their order
+    (README "convert: positions"). Exits 1 when it read changes and wrote none.
+    """
     from cdclake.config import parse_primary_key
-    from cdclake.decode import decode
     from cdclake.formats.base import DecodeOptions
 
     try:
@@ -156,29 +213,18 @@ def convert(
             primary_keys=dict(parse_primary_key(p) for p in primary_key or []),
             source_timezone=source_timezone,
         )
-        spark = _spark()
-        if inputs:
+        input_paths = [*(inputs or []), *(more or [])]
+        if input_paths:
             if output is None:
                 raise ConfigError("--input needs --output DIR")
-            changes = decode(sources.read_files(spark, inputs), from_, decode_options)
-            messages = produce.encode(changes, to, options).persist()
-            _write(messages, output, None, to_topic, {})
-            _report(messages)
+            _convert_files(_spark(), input_paths, output, from_, to, options, decode_options)
             return
         if kafka_bootstrap is None or not topic or checkpoint is None:
             raise ConfigError(
                 "give --input PATH… --output DIR, or --kafka-bootstrap, --topic and --checkpoint"
             )
         kafka = _kafka_options(kafka_option)
-
-        def batch(df: DataFrame, batch_id: int) -> None:
-            changes = decode(sources.from_kafka_df(df), from_, decode_options)
-            messages = produce.encode(changes, to, options).persist()
-            produce.write_kafka(messages, kafka_bootstrap, to_topic, kafka)
-            c = produce.counts(messages)
-            console.print(f"batch {batch_id}: {c}", highlight=False)
-            messages.unpersist()
-
+        spark = _spark()
         stream = (
             spark.readStream.format("kafka")
             .option("kafka.bootstrap.servers", kafka_bootstrap)
@@ -187,10 +233,94 @@ def convert(
             .option("includeHeaders", "true")
             .load()
         )
-        _run(stream, batch, checkpoint, available_now)
+        converted = _KafkaConvert(
+            spark, from_, to, options, decode_options, kafka_bootstrap, to_topic, kafka, checkpoint
+        )
+        _run(stream, converted, checkpoint, available_now)
+        if available_now:
+            _nothing_written(converted.totals, converted.reason)
     except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}")
         raise typer.Exit(2) from None
+
+
+def _convert_files(
+    spark: SparkSession,
+    inputs: list[str],
+    output: str,
+    from_: str,
+    to: str,
+    options: EncodeOptions,
+    decode_options: DecodeOptions,
+) -> None:
+    """One batch: the input files in name order, written as ``apply`` reads them back."""
+    from cdclake import produce, sources
+    from cdclake.decode import release
+
+    epoch = sources.epoch_now()
+    raw, _ = sources.read_files_counted(spark, inputs, epoch)
+    changes = produce.decode_input(raw, from_, decode_options)
+    try:
+        messages = produce.encode(changes, to, replace(options, epoch=epoch)).persist()
+        try:
+            quarantine = produce.write_jsonl(messages, output)
+            counts = _report(messages, quarantine)
+            reason = None if counts["messages"] else _first_reason(messages)
+        finally:
+            messages.unpersist()
+    finally:
+        release(changes)
+    _nothing_written(counts, reason)
+
+
+class _KafkaConvert:
+    """The micro-batch function of a Kafka convert: each batch's epoch is the time its offset
+    log records (the same when it runs again after a crash); counts add up over the batches."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        from_: str,
+        to: str,
+        options: EncodeOptions,
+        decode_options: DecodeOptions,
+        bootstrap: str,
+        to_topic: str,
+        kafka: dict[str, str],
+        checkpoint: str,
+    ) -> None:
+        from cdclake import produce
+
+        self.spark, self.from_, self.to = spark, from_, to
+        self.options, self.decode_options = options, decode_options
+        self.bootstrap, self.to_topic, self.kafka = bootstrap, to_topic, kafka
+        self.checkpoint = checkpoint
+        self.tables = produce.SourceTables()
+        self.totals: Counter[str] = Counter(messages=0, skipped=0, quarantined=0)
+        self.reason: tuple[str, int] | None = None
+
+    def __call__(self, df: DataFrame, batch_id: int) -> None:
+        from cdclake import produce, sources
+        from cdclake.decode import release
+        from cdclake.stream_metrics import batch_epoch
+
+        epoch = batch_epoch(self.spark, self.checkpoint, batch_id) or sources.epoch_now()
+        raw = sources.from_kafka_df(df, epoch)
+        changes = produce.decode_input(raw, self.from_, self.decode_options, self.tables)
+        try:
+            messages = produce.encode(changes, self.to, replace(self.options, epoch=epoch))
+            messages.persist()
+            try:
+                produce.write_kafka(messages, self.bootstrap, self.to_topic, self.kafka)
+                c = produce.counts(messages)
+                if self.reason is None and not self.totals["messages"] and not c["messages"]:
+                    self.reason = _first_reason(messages)
+            finally:
+                messages.unpersist()
+        finally:
+            release(changes)
+        self.totals.update(c)
+        console.print(f"batch {batch_id}: {c}", highlight=False, markup=False)
 
 
 def _run(stream: DataFrame, batch: object, checkpoint: str, available_now: bool) -> None:

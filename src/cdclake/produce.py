@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StructField, StructType
 
-from cdclake import formats
-from cdclake.errors import ConfigError
+from cdclake import formats, paths
+from cdclake.errors import ConfigError, DecodeError
 from cdclake.formats._encode import MESSAGE_SCHEMA, EncodeOptions
+from cdclake.formats.base import DecodeOptions
 from cdclake.model import CHANGE_SCHEMA, META_PREFIX, KeySource, Op
 
 CDF_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
@@ -246,3 +248,147 @@ def read_change_feed(
         .option("startingVersion", starting_version)
         .load(path)
     )
+
+
+# ``convert``: raw records of one batch -> messages of another format, written as apply reads them
+
+
+class SourceTables:
+    """The source tables' columns and primary keys as the DDL records seen so far leave them:
+    the types and key of row changes whose messages carry neither (CKafka's DML), which
+    ``apply`` takes from the Delta tables the same DDL creates. Kept across a stream's batches
+    (not across restarts). Follows CREATE TABLE, ADD/MODIFY COLUMN and primary keys; other
+    statements change nothing here (a dropped column stays, as ``apply`` keeps it by default).
+
+    >>> tables = SourceTables()  # doctest: +SKIP
+    >>> tables.learn(envelopes)  # doctest: +SKIP
+    >>> tables.schema("shop.items")  # doctest: +SKIP
+    """
+
+    def __init__(self) -> None:
+        self.columns: dict[str, dict[str, DataType]] = {}
+        self.primary_keys: dict[str, tuple[str, ...]] = {}
+
+    def schema(self, table: str) -> StructType | None:
+        columns = self.columns.get(table.lower())
+        return StructType([StructField(n, t) for n, t in columns.items()]) if columns else None
+
+    def keys(self, table: str) -> tuple[str, ...] | None:
+        return self.primary_keys.get(table.lower())
+
+    def learn(self, env: DataFrame, options: DecodeOptions | None = None) -> None:
+        """Follow the DDL records of a batch's envelopes, in source order (a small collect)."""
+        from cdclake import ddl
+
+        records = (
+            env.filter((F.col("op") == Op.DDL) & F.col("error").isNull())
+            .select("table", "detail", "meta", "position", "seq")
+            .collect()
+        )
+        boolean = (options or DecodeOptions()).tinyint1_as_boolean
+        for r in sorted(records, key=_source_order):
+            db = (r["meta"] or {}).get("database") or (r["table"] or "").split(".")[0] or None
+            try:
+                for action in ddl.parse_ddl(r["detail"] or "", default_database=db):
+                    self._follow(action, boolean)
+            except DecodeError:  # apply quarantines the statement: it changes no table
+                continue
+
+    def _follow(self, action: object, boolean: bool) -> None:
+        from cdclake import ddl
+        from cdclake.mysql_types import spark_type
+
+        def typed(column: ddl.ColumnDef) -> DataType:
+            return spark_type(column.type_sql, tinyint1_as_boolean=boolean)
+
+        if isinstance(action, ddl.CreateTable):  # an existing table gains the columns it lacks
+            columns = self.columns.setdefault(str(action.table).lower(), {})
+            for c in action.columns:
+                columns.setdefault(c.name, typed(c))
+            if action.primary_key:
+                self.primary_keys[str(action.table).lower()] = action.primary_key
+        elif isinstance(action, ddl.AddColumn | ddl.ModifyColumn):
+            self.columns.setdefault(str(action.table).lower(), {})[action.column.name] = typed(
+                action.column
+            )
+        elif isinstance(action, ddl.SetPrimaryKey):
+            self.primary_keys[str(action.table).lower()] = action.columns
+
+
+def _source_order(r: Row) -> tuple[object, ...]:
+    """Spark's ascending order of ``(position, seq)``: nulls first, arrays element by element."""
+
+    def nulls_first(v: object) -> tuple[bool, object]:
+        return (v is not None, v if v is not None else 0)
+
+    seq = r["seq"]
+    return (
+        r["position"] is not None,
+        [nulls_first(x) for x in r["position"] or []],
+        [nulls_first(x) for x in seq or []],
+    )
+
+
+def decode_input(
+    raw: DataFrame,
+    from_format: str,
+    decode_options: DecodeOptions | None = None,
+    tables: SourceTables | None = None,
+) -> DataFrame:
+    """Raw records of one batch -> canonical changes, decoded as ``apply`` decodes them: row
+    changes without types or key take them from the DDL before them (``tables``, a new one when
+    None). What ``convert`` encodes (:func:`encode`, with :attr:`EncodeOptions.epoch` the
+    batch's input-order epoch: README "convert: positions"). Free the decoded input with
+    :func:`cdclake.decode.release` once done.
+
+    >>> changes = decode_input(read_files(spark, ["in"]), "canal")  # doctest: +SKIP
+    >>> messages = encode(changes, "debezium", EncodeOptions(connector=None, epoch=epoch))
+    ...  # doctest: +SKIP
+    """
+    from cdclake.decode import decode_envelopes, hand_over, release_detection, type_changes
+
+    tables = SourceTables() if tables is None else tables
+    env = decode_envelopes(raw, from_format, decode_options)
+    try:
+        tables.learn(env, decode_options)
+        changes = type_changes(env, decode_options, tables.schema, tables.keys)
+    except BaseException:
+        env.unpersist()
+        raise
+    finally:
+        release_detection(env)
+    return hand_over(changes, env)
+
+
+def write_jsonl(messages: DataFrame, output: str) -> str | None:
+    """Messages as JSON lines in the folder ``output``, replacing what was there: files named
+    in write order (``00000.jsonl``, ``00001.jsonl``…, what ``apply --input`` reads back in that
+    order), nothing else. Quarantined changes (table, position, lineage, reason) go to the
+    sibling folder ``<output>_quarantine``, whose location is returned (None, and an old one
+    removed, when there are none)."""
+    spark = messages.sparkSession
+    folder = paths.to_uri(output).rstrip("/")
+    good = _good(messages).orderBy("table", "position", "part")
+    _write_lines(good.select(record_line(good).alias("value")), folder)
+    quarantine = folder + "_quarantine"
+    paths.delete(spark, quarantine)
+    bad = messages.filter(F.col("error").isNotNull())
+    if bad.isEmpty():
+        return None
+    record = F.struct("table", "position", "lineage", F.col("error").alias("reason"))
+    _write_lines(bad.select(F.to_json(record).alias("value")), quarantine)
+    return quarantine
+
+
+def _write_lines(lines: DataFrame, folder: str) -> None:
+    """Text lines as ``folder/00000.jsonl``… in partition order, without Spark's ``part-*``
+    names, ``_SUCCESS`` marker or ``.crc`` checksums."""
+    spark = lines.sparkSession
+    staging = folder + "/_writing"
+    paths.delete(spark, folder)
+    lines.write.text(staging)
+    for i, part in enumerate(sorted(paths.list_visible_files(spark, staging) or [])):
+        name = f"{i:05d}.jsonl"
+        paths.rename(spark, part, f"{folder}/{name}")
+        paths.delete(spark, f"{folder}/.{name}.crc")  # the local file system moved it along
+    paths.delete(spark, staging)

@@ -62,7 +62,7 @@ def test_publish_to_files_then_convert_to_canal(spark: SparkSession, tmp_path: P
     assert "4 messages written, 1 control records" in converted.output
     canal = [
         json.loads(line)
-        for f in sorted((tmp_path / "canal").glob("part-*"))
+        for f in sorted((tmp_path / "canal").glob("*.jsonl"))
         for line in f.read_text().splitlines()
     ]
     values = [r.get("value", r) for r in canal]

@@ -11,6 +11,14 @@ Row images are variants whose columns the change's ``row_schema`` types. As in d
 distinct ``(table, row_schema)`` groups are collected on the driver (one row per table and schema
 version), and each group's images are read into typed structs with ``try_variant_get``: Spark
 column expressions only, one projection for all groups.
+
+Positions (``convert``, see :func:`map_positions` and README "convert: positions"): each format
+says which positions it *spells*, writes so that its decoder reads them back in the same order
+(its own, and others' that fit its fields whatever their values); with
+:attr:`EncodeOptions.epoch` set, every other position becomes the *sequence* ``(epoch, rank)``:
+the batch's input-order epoch, then the change's dense rank by position among the batch's
+changes of its table, spelled in the format's fields. Without an epoch (``publish``), a position
+that does not fit is quarantined.
 """
 
 from __future__ import annotations
@@ -20,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -31,7 +39,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-from cdclake.model import DATA_OPS, DEFAULTS_KEY, LINEAGE_TYPE, Op
+from cdclake.model import DATA_OPS, DEFAULTS_KEY, INPUT_ORDERED, LINEAGE_TYPE, ORDERING_KEY, Op
 
 Connector = Literal["sqlserver", "postgresql", "mysql"]
 
@@ -67,9 +75,15 @@ class EncodeOptions:
     - ``heartbeat_interval_ms``: DataWorks MHEARTBEAT messages, one per interval of source time
       in which changes happened (None: none).
     - ``source_timezone``: the zone canal/CKafka render ``timestamp`` values and ``TIME`` in.
+    - ``epoch``: the batch's input-order epoch (ms, :data:`cdclake.model.INPUT_ORDER_DOC`); set,
+      a position the format cannot spell is written as the sequence ``(epoch, rank)``
+      (:func:`map_positions`); None, it is quarantined.
+
+    ``connector`` None: the connector the changes name (see
+    :func:`cdclake.formats._encode_debezium.source_connector`).
     """
 
-    connector: Connector = "postgresql"
+    connector: Connector | None = "postgresql"
     schemas: bool = True
     key_schemas: bool = True
     tombstones: bool = True
@@ -78,6 +92,7 @@ class EncodeOptions:
     update_pairs: bool = True
     heartbeat_interval_ms: int | None = None
     source_timezone: str = "UTC"
+    epoch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -235,9 +250,76 @@ def slots_error(position: Column, slots: int, what: str) -> Column:
     )
 
 
+def binlog_name(file_no: Column) -> Column:
+    """``mysql-bin.`` and the file number on at least 6 digits (``F.lpad`` would cut a longer
+    number, such as a sequence's epoch, to 6)."""
+    digits = file_no.cast("string")
+    return F.concat(
+        F.lit("mysql-bin."), F.when(F.length(digits) >= 6, digits).otherwise(F.lpad(digits, 6, "0"))
+    )
+
+
 def slot(position: Column, i: int) -> Column:
     """Element ``i`` of a position, 0 when the position is shorter (left-aligned)."""
     return F.coalesce(F.get(position, i), F.lit(0).cast("bigint"))
+
+
+def input_ordered() -> Column:
+    """Whether a change is ordered by input order only (its source gave no position)."""
+    return F.coalesce(F.col("meta")[ORDERING_KEY] == INPUT_ORDERED, F.lit(False))
+
+
+Sequence = Callable[[Column, Column], tuple[Column, Column]]
+"""(epoch, rank) -> (the position a format writes for that sequence, error when it cannot)."""
+
+
+def plain_sequence(epoch: Column, rank: Column) -> tuple[Column, Column]:
+    """The sequence as the two numbers ``[epoch, rank]``."""
+    return F.array(epoch, rank), F.lit(None).cast("string")
+
+
+def map_positions(
+    changes: DataFrame, spells: Column, sequence: Sequence, epoch: int | None
+) -> DataFrame:
+    """``changes`` with each position the format does not ``spell`` replaced by its sequence.
+
+    The sequence of a change is ``(epoch, rank)``: ``epoch`` the batch's input-order epoch, the
+    same for all its changes and larger for every later batch or run; ``rank`` the dense rank
+    of the change's position among the batch's changes of its table (equal positions, the same
+    event delivered twice, share a rank). Lexicographic order of ``(epoch, rank)`` is the order
+    of the source positions inside a batch and the order of the batches across them, so the
+    target orders the changes as the source did. What it cannot tell, as input order cannot: an
+    event delivered again in a later batch is newer there. Nothing changes without ``epoch``.
+
+    ``spells`` must hold for every position of a source family or for none (it looks at the
+    shape of positions, not at values that vary), so that one table is never written half in
+    its own positions and half in sequences. Input-ordered changes are always sequenced.
+    """
+    if epoch is None:
+        return changes
+    position = F.col("position")
+    rank = F.dense_rank().over(Window.partitionBy("table").orderBy(position))
+    mapped = position.isNotNull() & ~F.coalesce(spells & ~input_ordered(), F.lit(False))
+    seq_position, seq_error = sequence(F.lit(epoch).cast("bigint"), rank.cast("bigint"))
+    return changes.withColumns(
+        {
+            "position": F.when(mapped, seq_position.cast("array<bigint>")).otherwise(position),
+            "error": F.coalesce(F.col("error"), F.when(mapped, seq_error)),
+        }
+    )
+
+
+def one_image_updates(changes: DataFrame, insert_after_only: bool = False) -> DataFrame:
+    """Updates with one image (the halves of a DataWorks UPDATE_BEFOR/UPDATE_AFTER pair) for a
+    format whose updates carry both: one without after image deletes the row of its before
+    image (as the applier reads it) and is written as a delete; with ``insert_after_only``, one
+    without before image, which upserts its after image, is written as an insert."""
+    op, before, after = F.col("op"), F.col("before"), F.col("after")
+    update = op == Op.UPDATE
+    written = F.when(update & after.isNull() & before.isNotNull(), F.lit(Op.DELETE.value))
+    if insert_after_only:
+        written = written.when(update & before.isNull(), F.lit(Op.INSERT.value))
+    return changes.withColumn("op", written.otherwise(op))
 
 
 def ordered(messages: DataFrame) -> DataFrame:

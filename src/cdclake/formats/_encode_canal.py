@@ -22,15 +22,27 @@ timestamp           timestamp(6)          93      the same, in ``source_timezone
 Other types (array, map, struct, variant) are quarantined with the column named.
 
 A canal message carries one row here (``data`` of one element); ``old`` holds only the columns
-the update changed. A flat message has no binlog position: consumers order by the Kafka offset,
-so the writer keeps (``position``, ``part``) order per key. ``es`` and ``ts`` are the change's
-source time in ms. DDL records are written as canal DDL messages (``isDdl`` true, the statement
-in ``sql``); a snapshot read is an INSERT (canal has no snapshot op).
+the update changed (an update without after image, the first half of a DataWorks update pair, is
+a DELETE: :func:`.._encode.one_image_updates`). A flat message has no binlog position: consumers
+order by ``es``, then by the Kafka offset or line, so the writer keeps (``position``, ``part``)
+order per key. ``es`` and ``ts`` are the change's source time in ms. DDL records are written as
+canal DDL messages (``isDdl`` true, the statement in ``sql``); a snapshot read is an INSERT (canal
+has no snapshot op).
 
-CKafka DML: ``BINLOG_NAME`` ``mysql-bin.<position[0], 6 digits>``, ``BINLOG_POS`` position[1],
+Positions in ``convert`` (:func:`.._encode.map_positions`, README "convert: positions"): canal
+spells only its own ``[es, input order..., row]`` (5 numbers, the first the source time): ``es``
+is kept and the input order is the order lines are written in. Every other position becomes the
+sequence ``(epoch, rank)``: ``es`` = the batch's epoch (so later batches and runs sort after
+earlier ones, whatever the source times say) and the messages are written in rank order; the
+source time stays in ``ts``, but a consumer that reads ``es`` as the time sees the batch's.
+
+CKafka DML: ``BINLOG_NAME`` ``mysql-bin.<position[0], 6 digits+>``, ``BINLOG_POS`` position[1],
 ``TIME`` the source time in ``source_timezone``, ``NEW_VALUES``/``OLD_VALUES`` full images in
-canal's text. The messages carry no types and no key: before the first change of each table and
-row schema, a canal-form ``CREATE TABLE IF NOT EXISTS`` (types, primary key) is written.
+canal's text (``U`` needs both: an update with one image is written as a ``D`` or an ``I``). The
+messages carry no types and no key: before the first change of each table and row schema, a
+canal-form ``CREATE TABLE IF NOT EXISTS`` (types, primary key) is written. CKafka spells
+positions of one or two numbers >= 0 (its own, a PostgreSQL lsn) as they are; any other becomes
+the sequence ``(epoch, rank)``: ``mysql-bin.<epoch>``, ``BINLOG_POS`` rank.
 """
 
 from __future__ import annotations
@@ -143,10 +155,13 @@ def _flat(
     pk: Column | None = None,
     is_ddl: bool = False,
     sql: Column | None = None,
+    es: Column | None = None,
 ) -> Column:
-    """A canal flat message (fields in the order canal's JSON writes them)."""
+    """A canal flat message (fields in the order canal's JSON writes them); ``es`` defaults to
+    the source time."""
     database, table = _names()
-    es = E.epoch_ms(F.col("source_ts"))
+    ts = E.epoch_ms(F.col("source_ts"))
+    es = ts if es is None else es
     batch = F.coalesce(F.col("meta")["batch_id"].try_cast("bigint"), F.lit(0).cast("bigint"))
     fields = [
         (data if data is not None else F.lit(None)).alias("data"),
@@ -164,7 +179,7 @@ def _flat(
             "sqlType"
         ),
         table.alias("table"),
-        es.alias("ts"),
+        F.coalesce(ts, es).alias("ts"),
         kind.alias("type"),
     ]
     return F.to_json(F.struct(*fields), E.JSON_NULLS)
@@ -197,22 +212,46 @@ def _pk(g: E.RowGroup) -> Column:
     return F.array(*map(F.lit, g.key_columns)) if g.key_columns else F.lit(None)
 
 
-def _ddl_control(zone: str) -> tuple[Column, Column, Column]:
+def _ddl_control(zone: str, es: Column | None = None) -> tuple[Column, Column, Column]:
     """Canal DDL and TRUNCATE messages; other control records have no canal message here."""
     kind = F.when(E.is_op(Op.TRUNCATE), F.lit("TRUNCATE")).otherwise(
         F.when(F.col("meta")["type"].isin(*DDL_TYPES), F.col("meta")["type"]).otherwise(
             F.lit("ALTER")
         )
     )
-    message = _flat(kind, is_ddl=True, sql=F.coalesce(F.col("detail"), F.lit("")))
+    message = _flat(kind, is_ddl=True, sql=F.coalesce(F.col("detail"), F.lit("")), es=es)
     mine = E.is_op(Op.DDL, Op.TRUNCATE)
     one = F.array(F.struct(F.lit(None).cast("string").alias("key"), message.alias("value")))
     return F.when(mine, one), F.lit(None), F.when(~mine, E.not_carried("canal"))
 
 
+def canal_spells() -> Column:
+    """Canal's own position ``[es, input order (3 numbers), row]``: its first number is its
+    source time (the decoder's ``source_ts`` is ``es``)."""
+    p = F.col("position")
+    return (F.size(p) == 5) & (F.get(p, 0) == E.epoch_ms(F.col("source_ts")))
+
+
+def ckafka_spells() -> Column:
+    """One or two numbers >= 0: a binlog file number and position, or one number."""
+    p = F.col("position")
+    return F.size(p).between(1, 2) & F.forall(p, lambda x: x >= 0)
+
+
+def _es(options: E.EncodeOptions) -> Column | None:
+    """``es`` of canal messages: with positions mapped, the first number of the position (the
+    source's ``es``, or the sequence's epoch); else the source time."""
+    if options.epoch is None:
+        return None
+    return F.coalesce(F.get(F.col("position"), 0), E.epoch_ms(F.col("source_ts")))
+
+
 def encode_canal(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
     """Canonical changes -> canal flat messages (:data:`.._encode.MESSAGE_SCHEMA`)."""
     zone = options.source_timezone
+    changes = E.map_positions(changes, canal_spells(), E.plain_sequence, options.epoch)
+    changes = E.one_image_updates(changes)
+    es = _es(options)
 
     def build(g: E.RowGroup, before: Column, after: Column) -> tuple[Column, Column]:
         bad = _unsupported(g)
@@ -228,11 +267,12 @@ def encode_canal(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             mysql=_types_json(g, 0),
             sql_types=_types_json(g, 1),
             pk=_pk(g),
+            es=es,
         )
         key = _key(g, F.coalesce(after, before), zone)
         return F.array(F.struct(key.alias("key"), message.alias("value"))), _unavailable_error()
 
-    return E.encode_groups(changes, E.row_groups(changes), build, _ddl_control(zone))
+    return E.encode_groups(changes, E.row_groups(changes), build, _ddl_control(zone, es))
 
 
 def _unavailable_error() -> Column:
@@ -257,6 +297,8 @@ def create_table(table: str, g: E.RowGroup) -> str:
 def encode_ckafka(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
     """Canonical changes -> CKafka Official Format I DML, DDL in canal form."""
     zone = options.source_timezone
+    changes = E.map_positions(changes, ckafka_spells(), E.plain_sequence, options.epoch)
+    changes = E.one_image_updates(changes, insert_after_only=True)
     position = F.col("position")
     file_no, pos = E.slot(position, 0), E.slot(position, 1)
 
@@ -267,9 +309,7 @@ def encode_ckafka(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
         utc = V.ntz_from_micros(F.unix_micros(F.col("source_ts")))
         wall = F.convert_timezone(F.lit("UTC"), F.lit(zone), utc)
         fields = [
-            F.concat(F.lit("mysql-bin."), F.lpad(file_no.cast("string"), 6, "0")).alias(
-                "BINLOG_NAME"
-            ),
+            E.binlog_name(file_no).alias("BINLOG_NAME"),
             pos.alias("BINLOG_POS"),
             _names()[0].alias("DATABASE"),
             F.lit(None).cast("string").alias("EVENT_SERVER_ID"),

@@ -16,7 +16,12 @@ timestamp_ntz, date         DATE     ms since the epoch of the wall clock read a
 =========================== ======== =====================================================
 
 ``sequenceId`` is the position: one number as is, ``[a, b(, 0|1)]`` as ``a`` followed by ``b``
-on 18 digits (the decoder's split); a third element other than 0/1 does not fit. An update is an
+on 18 digits (the decoder's split); a third element other than 0/1 does not fit. In ``convert``
+(:func:`.._encode.map_positions`, README "convert: positions") those are spelled as they are
+(DataWorks' own, CKafka's binlog file and position, a PostgreSQL lsn); any other position
+becomes the sequence ``(epoch, rank)``, written as the epoch followed by the rank on 18 digits
+(``1765432100000`` ``000000000000000042``), which the decoder reads back as ``[epoch, rank, half]``.
+An update is an
 UPDATE_BEFOR + UPDATE_AFTER pair sharing the ``sequenceId`` (``update_pairs``), or one
 UPDATE_AFTER with both images. ``eventTime``/``systemTime``/``checkpointTime`` are the source
 time. With ``heartbeat_interval_ms``, one MHEARTBEAT per interval in which changes happened, at
@@ -104,10 +109,23 @@ def _sequence_id() -> tuple[Column, Column]:
         F.concat(
             F.lit("position ["),
             F.coalesce(F.array_join(p.cast("array<string>"), ","), F.lit("")),
-            F.lit("] cannot be written as a DataWorks sequenceId (expected [n] or [a, b < 10^18])"),
+            F.lit(
+                "] cannot be written as a DataWorks sequenceId (expected [n], [a, b] or "
+                "[a, b, 0|1] with a, b >= 0 and b < 10^18)"
+            ),
         ),
     )
     return text, error
+
+
+def spells() -> Column:
+    """The positions ``sequenceId`` holds as they are (see :func:`_sequence_id`)."""
+    p = F.col("position")
+    size = F.size(p)
+    a, b, c = F.get(p, 0), F.get(p, 1), F.get(p, 2)
+    one = (size == 1) & (a >= 0)
+    halves = a.between(0, 10**18 - 1) & b.between(0, 10**18 - 1)
+    return one | ((size == 2) & halves) | ((size == 3) & halves & c.isin(0, 1))
 
 
 def _timestamp(ms: Column) -> Column:
@@ -158,6 +176,7 @@ def _payload(before: Column, after: Column, sequence: Column, op: Column, ddl: C
 
 def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
     """Canonical changes -> DataWorks messages (:data:`.._encode.MESSAGE_SCHEMA`)."""
+    changes = E.map_positions(changes, spells(), E.plain_sequence, options.epoch)
     sequence, sequence_error = _sequence_id()
 
     def build(g: E.RowGroup, before: Column, after: Column) -> tuple[Column, Column]:
@@ -181,10 +200,10 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             for f in g.columns.fields:
                 value, error = _value(f.dataType, row[f.name])
                 values.append(value.alias(f.name))
+                # ``error`` is a Column: concatenated, not formatted into the text
                 errors.append(
-                    F.when(
-                        error.isNotNull(),
-                        F.lit(f"column {f.name}: a {error} value does not fit DATE (ms)"),
+                    F.concat(
+                        F.lit(f"column {f.name}: a "), error, F.lit(" value does not fit DATE (ms)")
                     )
                 )
             images[name] = F.when(row.isNotNull(), F.struct(F.struct(*values).alias("dataColumn")))

@@ -25,11 +25,30 @@ is padded with zeros, so order is kept): SQL Server ``commit_lsn`` (3 numbers), 
 no transaction block), ``row``; PostgreSQL ``lsn`` (a two-number position ``[a, b]``, such as
 ``publish`` writes, becomes ``a * 2^32 + b``). The envelope ``ts_ms`` (the connector's
 processing time, which no change carries) is written as ``source.ts_ms``.
+
+What each connector spells as it is (``convert``; see :func:`.._encode.map_positions` and
+README "convert: positions"), and how it writes the sequence ``(epoch, rank)`` of the others:
+
+=========== ========================================== =======================================
+connector   spelled as it is                           sequence
+=========== ========================================== =======================================
+sqlserver   up to 7 numbers >= -1 (SQL Server's own,   ``commit_lsn`` = epoch's high and low
+            and every other family's but input order)  32 bits, 0; ``change_lsn`` = rank's, 0
+mysql       up to 4 numbers, the first >= 0, all >= -1 file ``mysql-bin.<epoch>``, ``pos``
+            (MySQL's own, CKafka's, DataWorks', a      rank, no transaction block
+            PostgreSQL lsn)
+postgresql  one number >= 0; ``[a < 2^31, b < 2^32]``  ``lsn`` = epoch * 10^6 + rank (a rank of
+                                                       10^6 or more in one batch is quarantined)
+=========== ========================================== =======================================
+
+A change ordered by input order only (Flink CDC's ``source`` without position) is always
+sequenced. ``EncodeOptions.connector`` None follows the source (:func:`source_connector`).
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
@@ -56,6 +75,7 @@ from cdclake.formats import _encode as E
 from cdclake.formats import _values as V
 from cdclake.model import Op
 
+CONNECTORS: tuple[E.Connector, ...] = ("sqlserver", "postgresql", "mysql")
 OP_CODES = {Op.INSERT: "c", Op.UPDATE: "u", Op.DELETE: "d", Op.READ: "r", Op.TRUNCATE: "t"}
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 _SIMPLE: dict[type[DataType], str] = {
@@ -142,6 +162,66 @@ def _lsn(a: Column, b: Column, c: Column) -> Column:
     return F.format_string("%08x:%08x:%04x", a, b, c)
 
 
+def source_connector(changes: DataFrame) -> E.Connector:
+    """The connector whose ``source`` block to write when none is named: the one the changes'
+    own source blocks name (``meta['connector']``, MariaDB as MySQL) when they all name the same
+    one of :data:`CONNECTORS`; else ``mysql``, whose four numbers hold canal's, CKafka's and
+    DataWorks' positions or their sequences in order (a small collect)."""
+    rows = (
+        changes.filter(E.is_data())
+        .select(F.lower(F.col("meta")["connector"]).alias("c"))
+        .distinct()
+        .limit(len(CONNECTORS) + 1)
+        .collect()
+    )
+    named = {"mysql" if r["c"] == "mariadb" else r["c"] for r in rows}
+    for connector in CONNECTORS:
+        if named == {connector}:
+            return connector
+    return "mysql"
+
+
+def spells(connector: E.Connector) -> Column:
+    """Whether the connector's ``source`` block writes a change's position as it is (see the
+    module doc): the test looks at the shape, which every position of a family shares."""
+    p = F.col("position")
+    size, first = F.size(p), F.get(p, 0)
+    if connector == "postgresql":
+        second = F.get(p, 1)
+        one = (size == 1) & (first >= 0)
+        return one | ((size == 2) & first.between(0, 2**31 - 1) & second.between(0, 2**32 - 1))
+    from_minus_one = F.forall(p, lambda x: x >= -1)
+    if connector == "mysql":
+        row = F.coalesce(F.get(p, 3) < 2**31, F.lit(True))
+        return size.between(1, 4) & (first >= 0) & from_minus_one & row
+    return size.between(1, 7) & from_minus_one
+
+
+def sequence(connector: E.Connector) -> E.Sequence:
+    """How the connector writes the sequence ``(epoch, rank)`` (see the module doc)."""
+
+    def write(epoch: Column, rank: Column) -> tuple[Column, Column]:
+        no_error = F.lit(None).cast("string")
+        if connector == "postgresql":
+            too_many = F.when(
+                rank >= 10**6,
+                F.concat(
+                    F.lit("a PostgreSQL lsn holds the sequence as epoch * 10^6 + rank: rank "),
+                    rank.cast("string"),
+                    F.lit(" of this table's batch does not fit (write --connector mysql)"),
+                ),
+            )
+            return F.array(epoch * 10**6 + rank), too_many
+        if connector == "mysql":
+            return F.array(epoch, rank, F.lit(-1), F.lit(0)), no_error
+        low = 2**32 - 1
+        halves = [F.shiftright(epoch, 32), epoch.bitwiseAND(F.lit(low)), F.lit(0)]
+        ranks = [F.shiftright(rank, 32), rank.bitwiseAND(F.lit(low)), F.lit(0)]
+        return F.array(*halves, *ranks, F.lit(0)), no_error
+
+    return write
+
+
 def _source(options: E.EncodeOptions) -> tuple[dict[str, Any], Column, Column]:
     """(schema, value, error) of the ``source`` block for the connector kind."""
     db, schema, table = E.table_parts(F.col("table"))
@@ -179,7 +259,7 @@ def _source(options: E.EncodeOptions) -> tuple[dict[str, Any], Column, Column]:
             ("table", "string", table),
             ("server_id", "int64", F.lit(0).cast("bigint")),
             ("gtid", "string", F.col("meta")["gtid"]),
-            ("file", "string", F.concat(F.lit("mysql-bin."), F.lpad(p[0].cast("string"), 6, "0"))),
+            ("file", "string", E.binlog_name(p[0])),
             ("pos", "int64", p[1]),
             ("row", "int32", p[3].cast("int")),
         ]
@@ -307,6 +387,10 @@ def _prefix(table: str, options: E.EncodeOptions) -> str:
 
 def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
     """Canonical changes -> Debezium records (:data:`cdclake.formats._encode.MESSAGE_SCHEMA`)."""
+    connector = options.connector or source_connector(changes)
+    options = replace(options, connector=connector)
+    changes = E.map_positions(changes, spells(connector), sequence(connector), options.epoch)
+    changes = E.one_image_updates(changes)  # a ``u`` without ``after`` is no Debezium event
     source_schema, source, position_error = _source(options)
     groups = E.row_groups(changes)
 
@@ -392,4 +476,4 @@ def _key(g: E.RowGroup, row: Column, prefix: str, options: E.EncodeOptions) -> C
     return F.concat(F.lit('{"schema":' + text + ',"payload":'), payload, F.lit("}"))
 
 
-__all__ = ["encode", "field_schema", "twos_complement"]
+__all__ = ["encode", "field_schema", "source_connector", "twos_complement"]
