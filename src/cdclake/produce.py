@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructField, StructType
 
 from cdclake import formats, paths
+from cdclake.apply.names import column
 from cdclake.errors import ConfigError, DecodeError
 from cdclake.formats._encode import MESSAGE_SCHEMA, EncodeOptions
 from cdclake.formats.base import DecodeOptions
@@ -97,14 +98,15 @@ def changes_from_cdf(
     Columns starting with ``_cdc_`` (cdclake's own) are left out of the images.
     """
     columns = [c for c in cdf.columns if c not in CDF_COLUMNS and not c.startswith(META_PREFIX)]
-    row = F.struct(*[F.col(c) for c in columns])
-    row_schema = json.dumps(cdf.select(*columns).schema.jsonValue(), separators=(",", ":"))
+    row = F.struct(*[column(c) for c in columns])
+    images = cdf.select(*[column(c) for c in columns])  # a name with a dot is quoted
+    row_schema = json.dumps(images.schema.jsonValue(), separators=(",", ":"))
     kind = F.col("_change_type")
     rank = F.create_map(*[F.lit(x) for kv in _CHANGE_RANK.items() for x in kv])[kind]
-    order = [rank, *[F.col(k) for k in keys], F.to_json(row).alias("_row_text")]
+    order = [rank, *[column(k) for k in keys], F.to_json(row).alias("_row_text")]
     if keys:
         pre = cdf.filter(kind == "update_preimage").select(
-            "_commit_version", *keys, row.alias("_before")
+            "_commit_version", *[column(k) for k in keys], row.alias("_before")
         )
         others = cdf.filter(kind != "update_preimage").withColumn("_row", row)
         joined = others.join(pre, ["_commit_version", *keys], "left").withColumn(

@@ -22,6 +22,7 @@ from cdclake import progress as phases
 from cdclake.apply import liveness
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
+from cdclake.apply.names import keys_to_text, refusals, refused_changes
 from cdclake.apply.parallel import Task, run_all
 from cdclake.apply.plans import detached
 from cdclake.apply.scd1 import TableResult, Txn, apply_keyed, apply_truncates
@@ -115,8 +116,8 @@ def _fill_defaults(
         lacking = [s for s in schemas if c not in names[s]]
         if c in defaults and c in row_struct.fieldNames() and lacking:
             value = T.typed_default(c, row_struct[c].dataType, defaults[c])
-            image = image.withField(
-                c, F.when(F.col("row_schema").isin(*lacking), value).otherwise(image[c])
+            image = image.withField(  # a field path: a name with a dot is quoted
+                T.quote(c), F.when(F.col("row_schema").isin(*lacking), value).otherwise(image[c])
             )
     return image
 
@@ -205,6 +206,10 @@ def apply_changes(
     :func:`cdclake.decode.type_known`; if some of them need two passes, it raises
     :class:`cdclake.decode.NeedsTwoPasses` before writing anything.
 
+    A table whose column names Delta cannot hold or write (see
+    :func:`cdclake.apply.names.refusals`) has its changes quarantined with the reason. A table
+    that fails does not stop the others: the first error is raised once every table was tried.
+
     >>> result = apply_changes(read_changes(spark, ["in.jsonl"]), "/lake")  # doctest: +SKIP
     >>> result.tables["testDB.dbo.customers"].inserted  # doctest: +SKIP
     1
@@ -225,6 +230,7 @@ def apply_changes(
         keep = keep | F.col("error").eqNullSafe(NEW_SCHEMA)
     if keep is not None:
         changes = changes.withColumn("_keep", keep)
+    with_raw = changes  # a refused table's changes are quarantined with their raw message
     # the raw message is only kept for quarantine: good rows need not carry it in the cache
     changes = changes.withColumn("raw", F.when(F.col("error").isNotNull(), F.col("raw")))
     cached = changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
@@ -235,7 +241,13 @@ def apply_changes(
         per_op, per_input, n_bad, per_source, n_new = _summarize(changes)  # computes the cache
         if one_pass and n_new:
             raise NeedsTwoPasses(n_new)
-        release(decoded)
+        tables = _data_tables(per_op, result)
+        refused = refusals(
+            {t: _union_struct(_schemas(p))[0] for t, p in tables.items()},
+            lambda t: T.current_properties(spark, tgt.table_path(t)),
+        )
+        if not refused:  # else the decode is read again for the refused tables' raw messages
+            release(decoded)
         # every table's steps below plan against one leaf, not against the whole decode (whose
         # plan grows with the batch's tables and schema versions)
         changes = detached(changes)
@@ -243,18 +255,16 @@ def apply_changes(
         if n_bad:
             reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
             result.quarantine_reasons = {r["error"]: r["count"] for r in reasons}
+        if refused:
+            n_bad += _count_refused(tables, refused, result)
+            bad = bad.unionByName(refused_changes(with_raw, refused).select(*bad.columns))
+        if n_bad:
             result.quarantined = n_bad
             if fail_on_bad_input:
                 _raise_bad(bad)
             quarantine(spark, tgt, bad, txn, batch_id)
+        release(decoded)
         good = changes.filter(F.col("error").isNull())
-        tables: dict[str, list[Row]] = {}
-        for r in per_op:
-            if r["op"] in CONTROL_OPS:
-                result.control_by_op[r["op"]] = result.control_by_op.get(r["op"], 0) + r["n"]
-            else:
-                tables.setdefault(r["table"], []).append(r)
-        result.control = sum(result.control_by_op.values())
         data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
         names = sorted(tables)
         tasks = [
@@ -266,11 +276,43 @@ def apply_changes(
         for name, res in zip(names, run_all(spark, data, tasks, parallel_tables), strict=True):
             result.tables[name] = res
         result.changes = sum(t.changes for t in result.tables.values())
-        liveness.record(spark, tgt, per_source, per_input, per_op, result, txn, batch_id)
+        applied = [r for r in per_op if r["table"] not in refused or r["op"] in CONTROL_OPS]
+        liveness.record(spark, tgt, per_source, per_input, applied, result, txn, batch_id)
     finally:
         cached.unpersist()
         release(decoded)
     return result
+
+
+def _data_tables(per_op: list[Row], result: BatchResult) -> dict[str, list[Row]]:
+    """The batch's tables with their rows of ``per_op`` (one per data op); control records are
+    counted in ``result``."""
+    tables: dict[str, list[Row]] = {}
+    for r in per_op:
+        if r["op"] in CONTROL_OPS:
+            result.control_by_op[r["op"]] = result.control_by_op.get(r["op"], 0) + r["n"]
+        else:
+            tables.setdefault(r["table"], []).append(r)
+    result.control = sum(result.control_by_op.values())
+    return tables
+
+
+def _schemas(parts: list[Row]) -> list[str]:
+    """The row-schema versions of a table's changes in the batch (from its rows of ``per_op``)."""
+    return sorted({s for r in parts for s in r["schemas"] if s})
+
+
+def _count_refused(
+    tables: dict[str, list[Row]], refused: dict[str, str], result: BatchResult
+) -> int:
+    """Take the refused tables (see :func:`cdclake.apply.names.refusals`) out of ``tables``;
+    their changes count as quarantined under their reason."""
+    total = 0
+    for name, reason in refused.items():
+        n = sum(r["n"] for r in tables.pop(name))
+        result.quarantine_reasons[reason] = result.quarantine_reasons.get(reason, 0) + n
+        total += n
+    return total
 
 
 def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row], int]:
@@ -346,7 +388,7 @@ def _table_task(
         unavailable=sum(r["n_unavailable"] for r in parts),
         input_ordered=any(r["input_ordered"] for r in parts),
     )
-    schemas = sorted({s for r in parts for s in r["schemas"] if s})
+    schemas = _schemas(parts)
 
     def run(spark: SparkSession, data: DataFrame) -> TableResult:
         phases.table(name, stats.changes)
@@ -399,7 +441,7 @@ def apply_table(
     full = StructType([*row_struct.fields, *meta])
     path = target.table_path(table)
     check_layout(spark, path, table, scd_type)
-    props = {T.KEY_PROPERTY: ",".join(keys)} if keys else {}
+    props = {T.KEY_PROPERTY: keys_to_text(keys)} if keys else {}
     if scd_type == 2:
         props[T.SCD_TYPE_PROPERTY] = "2"
     if stats.input_ordered:

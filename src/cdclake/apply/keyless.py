@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from cdclake.apply import tables as T
-from cdclake.apply.scd1 import TableResult, Txn
+from cdclake.apply.scd1 import ROW, TableResult, Txn
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
 
 HASH_COL = "_cdc_row_hash"
@@ -37,21 +37,19 @@ def _content_hash(image: str, columns: Sequence[str]) -> Column:
 
 
 def row_events(rows: DataFrame, columns: Sequence[str]) -> DataFrame:
-    """Changes -> (+1 after image, -1 before image) events per content."""
+    """Changes -> (+1 after image, -1 before image) events per content (the image in
+    :data:`cdclake.apply.scd1.ROW`)."""
     meta = [F.col(c) for c in ("position", "seq", "source_ts", "lineage", "op")]
     plus = rows.filter(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & F.col("a").isNotNull())
     minus = rows.filter(F.col("op").isin(Op.DELETE, Op.UPDATE) & F.col("b").isNotNull())
     return plus.select(
-        _content_hash("a", columns).alias("h"),
-        F.lit(1).alias("sign"),
-        *meta,
-        *[F.col("a")[c].alias(c) for c in columns],
+        _content_hash("a", columns).alias("h"), F.lit(1).alias("sign"), *meta, F.col("a").alias(ROW)
     ).unionByName(
         minus.select(
             _content_hash("b", columns).alias("h"),
             F.lit(-1).alias("sign"),
             *meta,
-            *[F.col("b")[c].alias(c) for c in columns],
+            F.col("b").alias(ROW),
         )
     )
 
@@ -108,7 +106,7 @@ def apply_keyless(
                 "op",
                 "source_ts",
                 "lineage",
-                *columns,
+                ROW,
                 F.coalesce(F.col("c"), F.lit(0)).alias("c"),
                 F.greatest(F.lit(0), F.coalesce(F.col("c"), F.lit(0)) + F.col("net")).alias(
                     "final"
@@ -137,7 +135,7 @@ def apply_keyless(
                 .whenNotMatchedInsert(
                     condition="s.dup <= s.final",
                     values={
-                        **{T.quote(c): f"s.{T.quote(c)}" for c in columns},
+                        **{T.quote(c): f"s.{ROW}.{T.quote(c)}" for c in columns},
                         HASH_COL: "s.h",
                         DUP_COL: "s.dup",
                         **meta_set,

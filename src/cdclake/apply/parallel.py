@@ -46,11 +46,12 @@ def isolated(spark: SparkSession, df: DataFrame) -> tuple[SparkSession, DataFram
 def run_all(spark: SparkSession, df: DataFrame, tasks: Sequence[Task[R]], parallel: int) -> list[R]:
     """Run ``task(session, df)`` for every task, at most ``parallel`` at once; results in order.
 
-    With ``parallel`` 1 (or one task) they run one after another in ``spark`` itself. An error
-    is raised once every started task has finished, the first task's in order first.
+    With ``parallel`` 1 (or one task) they run one after another in ``spark`` itself. A task
+    that fails does not stop the others: an error is raised once every task has finished, the
+    first task's in order first.
     """
     if parallel <= 1 or len(tasks) <= 1 or getattr(spark, "_jsparkSession", None) is None:
-        return [task(spark, df) for task in tasks]
+        return _in_turn(spark, df, tasks)
 
     def run(task: Task[R]) -> R:
         own = isolated(spark, df)
@@ -70,3 +71,16 @@ def run_all(spark: SparkSession, df: DataFrame, tasks: Sequence[Task[R]], parall
         if error is not None:
             raise error
     return [f.result() for f in futures]
+
+
+def _in_turn(spark: SparkSession, df: DataFrame, tasks: Sequence[Task[R]]) -> list[R]:
+    """Every task, one after another; the first error is raised after the last task."""
+    results, errors = [], []
+    for task in tasks:
+        try:
+            results.append(task(spark, df))
+        except Exception as e:  # the next tables are applied all the same
+            errors.append(e)
+    if errors:
+        raise errors[0]
+    return results

@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from cdclake.apply import tables as T
+from cdclake.apply.names import needs_column_mapping
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
 
 if TYPE_CHECKING:
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 
 UPSERT = "upsert"
 DELETE = "delete"
+ROW = "_cdc_row"
+"""The image's columns, nested in one struct while a batch is worked on: next to the working
+columns (``position``, ``op``, ``seq``...) a source column of any name, ``position`` too."""
 
 
 @dataclass
@@ -130,8 +134,9 @@ def _key_of(image: str, keys: Sequence[str]) -> list[Column]:
     return [F.col(image)[k].alias(f"_k{i}") for i, k in enumerate(keys)]
 
 
-def expand(rows: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
-    """Changes -> row operations: an upsert of the after image and/or a delete of the before key.
+def expand(rows: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """Changes -> row operations: an upsert of the after image and/or a delete of the before key
+    (the image in :data:`ROW`, the key in ``_k0.._kn``).
 
     Each change yields its operations from one generator over ``rows``, not from a union of two
     filtered reads of it: a filter is pushed below the projection that casts the images
@@ -142,17 +147,12 @@ def expand(rows: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> Data
     assert isinstance(image, StructType), image
     a = F.col("a")
     meta = [F.col(c) for c in ("position", "seq", "source_ts", "lineage", "unavailable", "op")]
-    upsert = F.struct(
-        *_key_of("a", keys),
-        F.lit(UPSERT).alias("_kind"),
-        *meta,
-        *[a[c].alias(c) for c in columns],
-    )
+    upsert = F.struct(*_key_of("a", keys), F.lit(UPSERT).alias("_kind"), *meta, a.alias(ROW))
     delete = F.struct(
         *_key_of("b", keys),
         F.lit(DELETE).alias("_kind"),
         *meta,
-        *[F.lit(None).cast(image[c].dataType).alias(c) for c in columns],
+        F.lit(None).cast(image).alias(ROW),
     )
     ops = F.array(
         F.when(F.col("op").isin(Op.INSERT, Op.READ, Op.UPDATE) & a.isNotNull(), upsert),
@@ -190,11 +190,13 @@ def fill_unavailable(ops: DataFrame, keys: Sequence[str], columns: Sequence[str]
     )
     filled = {}
     for c in columns:
-        known = F.when(~F.array_contains(F.col("unavailable"), c), F.struct(F.col(c).alias("v")))
-        filled[c] = F.last(known, ignorenulls=True).over(w)
+        value = F.struct(F.col(ROW)[c].alias("v"))
+        filled[c] = F.last(
+            F.when(~F.array_contains(F.col("unavailable"), c), value), ignorenulls=True
+        ).over(w)
     out = ops.select(
-        *[c for c in ops.columns if c not in columns],
-        *[filled[c]["v"].alias(c) for c in columns],
+        *[T.column(c) for c in ops.columns if c != ROW],
+        F.struct(*[filled[c]["v"].alias(c) for c in columns]).alias(ROW),
         *[filled[c].isNull().alias(f"_u_{i}") for i, c in enumerate(columns)],
     )
     still = F.filter(
@@ -238,7 +240,8 @@ def record_tombstones(
     deletes = source.filter(F.col("_kind") == DELETE)
     types = [f.dataType for f in key_types]
     position_type = source.schema["position"].dataType
-    if DeltaTable.isDeltaTable(spark, path):
+    exists = DeltaTable.isDeltaTable(spark, path)
+    if exists:
         schema = StructType([*key_types.fields, *T.meta_fields(position_type)[:1]])
         log = T.ensure_table(spark, path, schema).toDF().schema
         stored = {f.name.lower(): f.dataType for f in log}  # the log's types: a blind append
@@ -249,7 +252,10 @@ def record_tombstones(
         F.col("position").cast(position_type).alias(POSITION_COL),
     )
     with txn("tombstones"):
-        rows.write.format("delta").mode("append").save(path)
+        if exists or not needs_column_mapping(rows.schema):
+            rows.write.format("delta").mode("append").save(path)
+        else:  # a key Delta takes only with column mapping, set when the log is created
+            T.create_with_rows(rows, path, rows.schema)
 
 
 def tombstone_positions(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame:
@@ -288,7 +294,7 @@ def apply_keyed(
         # one partition from the cached batch to the write: the latest change per key needs no
         # shuffle (one partition holds every key together), so no stage and no job of its own
         rows = rows.coalesce(1)
-    ops = expand(rows, keys, columns)
+    ops = expand(rows, keys)
     if stats.unavailable:
         ops = fill_unavailable(ops, keys, columns)
     deletes = has_deletes(rows, keys, stats)
@@ -317,17 +323,18 @@ def apply_keyed(
             LINEAGE_COL: "s.lineage",
         }
         update_set = {
-            T.quote(c): f"CASE WHEN array_contains(s.unavailable, '{c}') THEN t.{T.quote(c)} "
-            f"ELSE s.{T.quote(c)} END"
+            T.quote(c): f"CASE WHEN array_contains(s.unavailable, '{T.sql_string(c)}') "
+            f"THEN t.{T.quote(c)} ELSE s.{ROW}.{T.quote(c)} END"
             for c in columns
         }
+        insert_set = {T.quote(c): f"s.{ROW}.{T.quote(c)}" for c in columns}
         live = f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)"
         if empty:
             inserts = (
                 joined.alias("s")
                 .filter(live)
                 .select(
-                    *[F.col(f"s.{T.quote(c)}").alias(c) for c in columns],
+                    *[F.col(f"s.{ROW}")[c].alias(c) for c in columns],
                     *[F.col(v).alias(k) for k, v in meta_set.items()],
                 )
             )
@@ -358,7 +365,7 @@ def apply_keyed(
                     )
                     .whenNotMatchedInsert(
                         condition=live,
-                        values={**{T.quote(c): f"s.{T.quote(c)}" for c in columns}, **meta_set},
+                        values={**insert_set, **meta_set},
                     )
                     .execute()
                 )

@@ -41,7 +41,7 @@ from pyspark.sql.types import ArrayType, MapType, StringType, StructField, Struc
 
 from cdclake.apply import tables as T
 from cdclake.apply.plans import detached
-from cdclake.apply.scd1 import UPSERT, TableResult, Txn, expand
+from cdclake.apply.scd1 import ROW, UPSERT, TableResult, Txn, expand
 from cdclake.errors import ConfigError
 from cdclake.model import (
     END_AT,
@@ -59,6 +59,9 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
 KIND_COL = "_cdc_kind"  # upsert, delete or truncate
+# The working columns next to the data columns are named _cdc_* too: no source column is (see
+# cdclake.apply.names.name_problem), so a source column of any other name fits beside them.
+SEQ_COL = "_cdc_seq"  # input order of an incoming event
 UNAVAILABLE_COL = "_cdc_unavailable"
 BATCH_COL = "_cdc_batch"  # which batch brought the event (a truncate's batch does not drop its own)
 TRUNCATE = "truncate"
@@ -155,29 +158,44 @@ def _incoming(rows: DataFrame, keys: Sequence[str], columns: Sequence[str], tag:
         UNAVAILABLE_COL: F.col("unavailable"),
         BATCH_COL: F.lit(tag),
     }
-    ops = expand(rows.filter(F.col("op") != Op.TRUNCATE), keys, columns)
+    ops = expand(rows.filter(F.col("op") != Op.TRUNCATE), keys)
+    row = F.col(ROW)
     data = ops.select(
-        *[(F.col(f"_k{keys.index(c)}") if c in keys else F.col(c)).alias(c) for c in columns],
+        *[(F.col(f"_k{keys.index(c)}") if c in keys else row[c]).alias(c) for c in columns],
         F.col("_kind").alias(KIND_COL),
         *[v.alias(k) for k, v in meta.items()],
-        "seq",
+        F.col("seq").alias(SEQ_COL),
     )
     truncates = rows.filter(F.col("op") == Op.TRUNCATE).select(
-        F.lit(TRUNCATE).alias(KIND_COL), *[v.alias(k) for k, v in meta.items()], "seq"
+        F.lit(TRUNCATE).alias(KIND_COL),
+        *[v.alias(k) for k, v in meta.items()],
+        F.col("seq").alias(SEQ_COL),
     )
     return data.unionByName(truncates, allowMissingColumns=True)
 
 
+def _cols(names: Sequence[str]) -> list[Column]:
+    return [T.column(n) for n in names]
+
+
+def _same_keys(left: DataFrame, right: DataFrame, keys: Sequence[str]) -> list[Column]:
+    """Null-safe equality of the key columns of two DataFrames (a name with a dot is quoted:
+    ``df["a.b"]`` reads field ``b`` of column ``a``)."""
+    return [left[T.quote(k)].eqNullSafe(right[T.quote(k)]) for k in keys]
+
+
 def _first_per_event(events: DataFrame, keys: Sequence[str], order: Column) -> DataFrame:
     """One row per (key, position, kind of boundary): a re-delivered event counts once."""
-    w = Window.partitionBy(*keys, POSITION_COL, F.col(KIND_COL) == TRUNCATE).orderBy(order)
-    return events.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+    w = Window.partitionBy(*_cols(keys), POSITION_COL, F.col(KIND_COL) == TRUNCATE).orderBy(order)
+    return (
+        events.withColumn("_cdc_rn", F.row_number().over(w)).filter("_cdc_rn = 1").drop("_cdc_rn")
+    )
 
 
 def _fill_unavailable(events: DataFrame, keys: Sequence[str], columns: Sequence[str]) -> DataFrame:
     """An unavailable column takes the value of the latest earlier upsert of the key that had it."""
     w = (
-        Window.partitionBy(*keys)
+        Window.partitionBy(*_cols(keys))
         .orderBy(*EVENT_ORDER)
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
     )
@@ -186,7 +204,7 @@ def _fill_unavailable(events: DataFrame, keys: Sequence[str], columns: Sequence[
         c: F.last(
             F.when(
                 upsert & ~F.coalesce(F.array_contains(UNAVAILABLE_COL, c), F.lit(False)),
-                F.struct(F.col(c).alias("v")),
+                F.struct(T.column(c).alias("v")),
             ),
             ignorenulls=True,
         ).over(w)["v"]
@@ -221,7 +239,7 @@ def versions(
     truncate, or the next opening upsert), whose position and time end it.
     """
     schema = events.schema
-    w = Window.partitionBy(*keys).orderBy(*EVENT_ORDER)
+    w = Window.partitionBy(*_cols(keys)).orderBy(*EVENT_ORDER)
     upsert = F.col(KIND_COL) == UPSERT
     ident = F.to_json(F.struct(*[_comparable(c, schema[c].dataType) for c in tracked]))
     prev_upsert = F.lag(upsert).over(w)
@@ -229,12 +247,12 @@ def versions(
         F.coalesce(~prev_upsert, F.lit(True)) | ~F.lag(ident).over(w).eqNullSafe(ident)
     )
     running = w.rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    ev = events.withColumn("_opens", opens).withColumns(
+    ev = events.withColumn("_cdc_opens", opens).withColumns(
         {
-            "_start": F.last(
-                F.when(F.col("_opens"), F.struct(POSITION_COL, SOURCE_TS_COL)), ignorenulls=True
+            "_cdc_start": F.last(
+                F.when(F.col("_cdc_opens"), F.struct(POSITION_COL, SOURCE_TS_COL)), ignorenulls=True
             ).over(running),
-            "_next": F.lead(
+            "_cdc_next": F.lead(
                 F.struct(
                     F.col(POSITION_COL).alias("p"),
                     F.col(SOURCE_TS_COL).alias("ts"),
@@ -243,16 +261,18 @@ def versions(
             ).over(w),
         }
     )
-    ev = ev.withColumn("_next_opens", F.lead("_opens").over(w))
+    ev = ev.withColumn("_cdc_next_opens", F.lead("_cdc_opens").over(w))
     last_of_run = upsert & (
-        F.col("_next").isNull() | ~F.col("_next.up") | F.coalesce(F.col("_next_opens"), F.lit(True))
+        F.col("_cdc_next").isNull()
+        | ~F.col("_cdc_next.up")
+        | F.coalesce(F.col("_cdc_next_opens"), F.lit(True))
     )
     return ev.filter(last_of_run).select(
         *[F.col(T.quote(c)) for c in columns],
-        F.col(f"_start.{POSITION_COL}").alias(START_AT),
-        F.col("_next.p").alias(END_AT),
-        F.col(f"_start.{SOURCE_TS_COL}").alias(START_TS_COL),
-        F.col("_next.ts").alias(END_TS_COL),
+        F.col(f"_cdc_start.{POSITION_COL}").alias(START_AT),
+        F.col("_cdc_next.p").alias(END_AT),
+        F.col(f"_cdc_start.{SOURCE_TS_COL}").alias(START_TS_COL),
+        F.col("_cdc_next.ts").alias(END_TS_COL),
         POSITION_COL,
         OP_COL,
         SOURCE_TS_COL,
@@ -295,22 +315,22 @@ def apply_history(
     incoming = _incoming(rows, keys, row_struct.fieldNames(), options.batch_tag)
     if watermark is not None:
         late = F.col(POSITION_COL) <= F.array(*[F.lit(x).cast("bigint") for x in watermark])
-        incoming = incoming.withColumn("_late", late)
+        incoming = incoming.withColumn("_cdc_late", late)
     else:
-        incoming = incoming.withColumn("_late", F.lit(False))
+        incoming = incoming.withColumn("_cdc_late", F.lit(False))
     cached = _mark_fresh(incoming, prior, keys).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        change = F.struct("seq", POSITION_COL)
+        change = F.struct(SEQ_COL, POSITION_COL)
         counts = cached.agg(
             F.count_distinct(change).alias("changes"),
-            F.count_distinct(F.when(F.col("_fresh"), change)).alias("fresh"),
-            F.max(F.col("_fresh") & (F.col(KIND_COL) == TRUNCATE)).alias("truncate"),
+            F.count_distinct(F.when(F.col("_cdc_fresh"), change)).alias("fresh"),
+            F.max(F.col("_cdc_fresh") & (F.col(KIND_COL) == TRUNCATE)).alias("truncate"),
         ).first()
         assert counts is not None
         # what follows joins the batch with itself and the log several times: one leaf per copy
         incoming = detached(cached)
         result.ignored += counts["changes"] - counts["fresh"]
-        fresh = incoming.filter("_fresh").drop("seq", "_late", "_fresh")
+        fresh = incoming.filter("_cdc_fresh").drop(SEQ_COL, "_cdc_late", "_cdc_fresh")
         tracked = options.tracked(table.name, columns)
         new_truncate = bool(counts["truncate"])
         files = T.write_partitions(spark, int(counts["changes"]))
@@ -324,24 +344,30 @@ def apply_history(
 
 
 def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> DataFrame:
-    """``_fresh``: the first delivery in this batch of an event the log does not hold yet and
-    that is not older than an earlier truncate (``_late``)."""
+    """``_cdc_fresh``: the first delivery in this batch of an event the log does not hold yet
+    and that is not older than an earlier truncate (``_cdc_late``)."""
     is_truncate = F.col(KIND_COL) == TRUNCATE
-    w = Window.partitionBy(*keys, POSITION_COL, is_truncate).orderBy("seq")
+    w = Window.partitionBy(*_cols(keys), POSITION_COL, is_truncate).orderBy(SEQ_COL)
     seen = prior.select(
-        *[F.col(T.quote(k)).alias(f"_p{i}") for i, k in enumerate(keys)],
-        F.col(POSITION_COL).alias("_pp"),
-        is_truncate.alias("_pt"),
-        F.lit(True).alias("_seen"),
+        *[F.col(T.quote(k)).alias(f"_cdc_p{i}") for i, k in enumerate(keys)],
+        F.col(POSITION_COL).alias("_cdc_pp"),
+        is_truncate.alias("_cdc_pt"),
+        F.lit(True).alias("_cdc_seen"),
     )
-    same = (F.col(POSITION_COL) == F.col("_pp")) & (is_truncate == F.col("_pt"))
+    same = (F.col(POSITION_COL) == F.col("_cdc_pp")) & (is_truncate == F.col("_cdc_pt"))
     for i, k in enumerate(keys):
-        same = same & F.col(T.quote(k)).eqNullSafe(F.col(f"_p{i}"))
-    first = incoming.withColumn("_first", (F.row_number().over(w) == 1) & ~F.col("_late"))
+        same = same & F.col(T.quote(k)).eqNullSafe(F.col(f"_cdc_p{i}"))
+    first = incoming.withColumn("_cdc_first", (F.row_number().over(w) == 1) & ~F.col("_cdc_late"))
     return (
         first.join(seen, same, "left")
-        .withColumn("_fresh", F.col("_first") & F.col("_seen").isNull())
-        .drop(*[f"_p{i}" for i in range(len(keys))], "_pp", "_pt", "_seen", "_first")
+        .withColumn("_cdc_fresh", F.col("_cdc_first") & F.col("_cdc_seen").isNull())
+        .drop(
+            *[f"_cdc_p{i}" for i in range(len(keys))],
+            "_cdc_pp",
+            "_cdc_pt",
+            "_cdc_seen",
+            "_cdc_first",
+        )
     )
 
 
@@ -367,8 +393,8 @@ def _rebuild(
     )
     rows = log.filter(F.col(KIND_COL) != TRUNCATE)
     source = rows if all_keys else incoming.filter(F.col(KIND_COL) != TRUNCATE)
-    touched = source.select(*keys).distinct()
-    key_rows = rows.join(touched, [rows[k].eqNullSafe(touched[k]) for k in keys], "left_semi")
+    touched = source.select(*_cols(keys)).distinct()
+    key_rows = rows.join(touched, _same_keys(rows, touched, keys), "left_semi")
     closing = touched.crossJoin(F.broadcast(truncates))
     events = key_rows.unionByName(closing, allowMissingColumns=True)
     # stored events first: a re-delivery keeps the lineage the history already shows
@@ -396,10 +422,14 @@ def _replace(
     keys = list(table.keys)
     delta = DeltaTable.forPath(spark, table.path)
     stored = delta.toDF()
-    old = stored.join(touched, [stored[k].eqNullSafe(touched[k]) for k in keys], "left_semi")
-    on = [old[k].eqNullSafe(new[k]) for k in keys] + [old[START_AT] == new[START_AT]]
-    gone = old.join(new, on, "left_anti").select(*keys, START_AT).withColumn("_gone", F.lit(True))
-    source = new.withColumn("_gone", F.lit(False)).unionByName(gone, allowMissingColumns=True)
+    old = stored.join(touched, _same_keys(stored, touched, keys), "left_semi")
+    on = [*_same_keys(old, new, keys), old[START_AT] == new[START_AT]]
+    gone = (
+        old.join(new, on, "left_anti")
+        .select(*_cols(keys), START_AT)
+        .withColumn("_cdc_gone", F.lit(True))
+    )
+    source = new.withColumn("_cdc_gone", F.lit(False)).unionByName(gone, allowMissingColumns=True)
     every = [*columns, END_AT, START_TS_COL, END_TS_COL, POSITION_COL, OP_COL, SOURCE_TS_COL]
     schema = new.schema
     differs = " OR ".join(
@@ -418,9 +448,9 @@ def _replace(
         merged = (
             delta.alias("t")
             .merge(source.alias("s"), cond)
-            .whenMatchedDelete(condition="s._gone")
-            .whenMatchedUpdate(condition=f"NOT s._gone AND ({differs})", set=values)
-            .whenNotMatchedInsert(condition="NOT s._gone", values=values)
+            .whenMatchedDelete(condition="s._cdc_gone")
+            .whenMatchedUpdate(condition=f"NOT s._cdc_gone AND ({differs})", set=values)
+            .whenNotMatchedInsert(condition="NOT s._cdc_gone", values=values)
             .execute()
         )
     row = merged.first() if merged is not None else None

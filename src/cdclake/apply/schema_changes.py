@@ -25,6 +25,11 @@ RENAME TABLE         ``rename_table="follow"`` (default): the Delta table moves 
 anything else        (CREATE DATABASE, indexes, grants...) recorded as skipped with the reason
 ==================== =====================================================================
 
+A column name Delta takes only with column mapping (a space, a comma, ``$% ^,& *(``) turns it on
+for the table (see :mod:`cdclake.apply.names`); a statement that names a column no table can
+hold (``_cdc_*``, ``__START_AT``, ``__END_AT``, an empty name, one equal to another ignoring
+case) fails with the reason.
+
 A statement that cannot be parsed is quarantined with the parser's message; the pipeline goes on.
 """
 
@@ -37,10 +42,11 @@ from typing import Any
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructField, StructType
+from pyspark.sql.types import StringType, StructField, StructType
 
 from cdclake import ddl as sql
 from cdclake import mysql_types, paths
+from cdclake.apply import names
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS
 from cdclake.apply.scd1 import Txn
@@ -109,10 +115,13 @@ class DdlApplier:
     def _CreateTable(self, a: sql.CreateTable, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path = self._path(a.table, db)
         columns = StructType([StructField(c.name, self._spark_type(c), True) for c in a.columns])
+        problem = names.name_problem(columns)
+        if problem is not None:
+            return DdlOutcome(ident, "create table", "failed", problem)
         extra = [] if a.primary_key else KEYLESS_FIELDS
         full = StructType([*columns.fields, *T.meta_fields(POSITION_TYPE), *extra])
         existed = self._exists(path)
-        props = {T.KEY_PROPERTY: ",".join(a.primary_key)} if a.primary_key else {}
+        props = {T.KEY_PROPERTY: names.keys_to_text(a.primary_key)} if a.primary_key else {}
         T.ensure_table(self.spark, path, full, props)
         if existed and props:
             T.set_properties(self.spark, path, props)
@@ -137,7 +146,9 @@ class DdlApplier:
                 f"{_ident(a.like, db)} has no Delta table to copy",
             )
         schema = self.spark.read.format("delta").load(like).schema
-        T.ensure_table(self.spark, path, schema, T.table_properties(self.spark, like))
+        props = T.table_properties(self.spark, like)
+        props.pop("delta.columnMapping.maxColumnId", None)  # Delta's own: a create may not set it
+        T.ensure_table(self.spark, path, schema, props)
         return DdlOutcome(ident, "create table like", "applied", f"like {_ident(a.like, db)}")
 
     def _need(
@@ -165,6 +176,9 @@ class DdlApplier:
         if a.column.name.lower() in existing:
             return DdlOutcome(ident, "add column", "skipped", f"column {a.column.name} exists")
         data_type = self._spark_type(a.column)
+        problem = names.name_problem(StructType([StructField(a.column.name, data_type, True)]))
+        if problem is not None:
+            return DdlOutcome(ident, "add column", "failed", problem)
         default = self._typed_default(a.column, data_type)
         T.sync_table(
             self.spark,
@@ -208,7 +222,7 @@ class DdlApplier:
                 "skipped",
                 f"{a.name} kept (nullable) by policy drop_column=keep",
             )
-        self._column_mapping(path)
+        T.enable_column_mapping(self.spark, path)
         self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} DROP COLUMN {T.quote(a.name)}")
         return DdlOutcome(ident, "drop column", "applied", a.name)
 
@@ -253,25 +267,15 @@ class DdlApplier:
             f"{name}: {current.simpleString()} -> {new.simpleString()}",
         )
 
-    def _column_mapping(self, path: str) -> None:
-        props = T.table_properties(self.spark, path)
-        if props.get("delta.columnMapping.mode") != "name":
-            T.set_properties(
-                self.spark,
-                path,
-                {
-                    "delta.minReaderVersion": "2",
-                    "delta.minWriterVersion": "5",
-                    "delta.columnMapping.mode": "name",
-                },
-            )
-
     def _RenameColumn(self, a: sql.RenameColumn, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path, missing = self._need(a.table, db, "rename column")
         if missing:
             return missing
+        problem = names.name_problem(StructType([StructField(a.new, StringType())]))
+        if problem is not None:
+            return DdlOutcome(ident, "rename column", "failed", problem)
         if a.old != a.new:
-            self._column_mapping(path)
+            T.enable_column_mapping(self.spark, path)
             self.spark.sql(
                 f"ALTER TABLE delta.{T.quote(path)} RENAME COLUMN {T.quote(a.old)} "
                 f"TO {T.quote(a.new)}"
@@ -284,7 +288,7 @@ class DdlApplier:
         ident, path, missing = self._need(a.table, db, "primary key")
         if missing:
             return missing
-        T.set_properties(self.spark, path, {T.KEY_PROPERTY: ",".join(a.columns)})
+        T.set_properties(self.spark, path, {T.KEY_PROPERTY: names.keys_to_text(a.columns)})
         return DdlOutcome(ident, "primary key", "applied", ",".join(a.columns) or "dropped")
 
     def _TruncateTable(self, a: sql.TruncateTable, db: str | None, pos: list[int]) -> DdlOutcome:

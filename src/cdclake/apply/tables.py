@@ -24,6 +24,14 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
+from cdclake.apply.names import (
+    COLUMN_MAPPING,
+    keys_from_text,
+    mapping_properties,
+    needs_column_mapping,
+)
+from cdclake.apply.names import column as column  # re-exported: T.quote, T.column
+from cdclake.apply.names import quote as quote
 from cdclake.model import (
     LINEAGE_COL,
     OP_COL,
@@ -112,7 +120,7 @@ class Target:
         if not DeltaTable.isDeltaTable(spark, path):
             return None
         keys = table_properties(spark, path).get(KEY_PROPERTY)
-        return tuple(keys.split(",")) if keys else None
+        return keys_from_text(keys) if keys else None
 
 
 def data_columns(schema: StructType) -> list[StructField]:
@@ -123,8 +131,11 @@ def data_column_names(schema: StructType) -> list[str]:
     return [f.name for f in data_columns(schema)]
 
 
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+def enable_column_mapping(spark: SparkSession, path: str) -> None:
+    """Turn on column mapping by name for the table at ``path``, unless it is on (a protocol
+    upgrade: it cannot be undone)."""
+    if cached_properties(spark, path).get("delta.columnMapping.mode", "none") == "none":
+        set_properties(spark, path, COLUMN_MAPPING)
 
 
 @dataclass(frozen=True)
@@ -169,11 +180,12 @@ def sync_table(
     column is added; columns without a default are null there.
     """
     if not DeltaTable.isDeltaTable(spark, path):
+        props = {**mapping_properties(schema), **(properties or {})}
         builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
-        for k, v in (properties or {}).items():
+        for k, v in props.items():
             builder = builder.property(k, v)
         table = builder.execute()
-        _PROPS[path] = dict(properties or {})
+        _PROPS[path] = props
         return Synced(table, True, ())
     table = DeltaTable.forPath(spark, path)
     existing = {f.name.lower() for f in table.toDF().schema.fields}
@@ -188,6 +200,8 @@ def sync_table(
         if any("timestamp_ntz" in f.dataType.simpleString() for f in new):
             # a created table gets the feature from its schema; an added column needs it enabled
             set_properties(spark, path, {"delta.feature.timestampNtz": "supported"})
+        if needs_column_mapping(StructType(new)):
+            enable_column_mapping(spark, path)
         cols = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in new)
         spark.sql(f"ALTER TABLE delta.{quote(path)} ADD COLUMNS ({cols})")
         table = DeltaTable.forPath(spark, path)
@@ -235,10 +249,11 @@ def create_with_rows(
 
     rows = df.select(*[F.col(quote(f.name)).cast(f.dataType).alias(f.name) for f in schema])
     writer = rows.writeTo(f"delta.{quote(path)}").using("delta")
-    for k, v in (properties or {}).items():
+    props = {**mapping_properties(schema), **(properties or {})}
+    for k, v in props.items():
         writer = writer.tableProperty(k, v)
     writer.create()
-    _PROPS[path] = dict(properties or {})
+    _PROPS[path] = props
 
 
 def created_rows(spark: SparkSession, path: str) -> int | None:
@@ -334,6 +349,12 @@ def finish_backfill(spark: SparkSession, path: str, table: DeltaTable) -> None:
 def table_properties(spark: SparkSession, path: str) -> dict[str, str]:
     detail = DeltaTable.forPath(spark, path).detail().select("properties").first()
     return dict(detail["properties"]) if detail and detail["properties"] else {}
+
+
+def current_properties(spark: SparkSession, path: str) -> dict[str, str]:
+    """The table's properties as they are now (a user may have set some: the Change Data
+    Feed), none when there is no table."""
+    return table_properties(spark, path) if DeltaTable.isDeltaTable(spark, path) else {}
 
 
 def set_properties(spark: SparkSession, path: str, props: dict[str, str]) -> None:
