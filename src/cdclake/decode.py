@@ -26,6 +26,7 @@ from pyspark.sql.types import (
     StringType,
     StructField,
     StructType,
+    VariantType,
 )
 
 from cdclake import formats
@@ -423,8 +424,9 @@ def row_struct(specs: Sequence[ColumnSpec]) -> StructType:
 
 
 def _text_struct(specs: Sequence[ColumnSpec]) -> StructType:
-    """A row image read as raw text per column (what converters take)."""
-    return StructType([StructField(s.name, StringType()) for s in specs])
+    """A row image read as raw values per column (what converters take): text, or a variant
+    where the spec asks for one (:attr:`ColumnSpec.parse_type`)."""
+    return StructType([StructField(s.name, s.parse_type) for s in specs])
 
 
 def _typed_image(
@@ -493,12 +495,21 @@ def _key_error(specs: Sequence[ColumnSpec], key_columns: Column) -> Column:
     )
 
 
+def _is_null(spec: ColumnSpec, image: Column) -> Column:
+    """Whether ``image`` leaves ``spec``'s column out or sets it to null (a JSON null parsed as
+    a variant is a variant null, not SQL NULL)."""
+    value = image[spec.name]
+    if isinstance(spec.parse_type, VariantType):
+        return value.isNull() | F.coalesce(F.is_variant_null(value), F.lit(False))
+    return value.isNull()
+
+
 def _null_key_error(
     specs: Sequence[ColumnSpec], key_columns: Column, before_raw: Column, after_raw: Column
 ) -> Column:
     """A key column that the row image leaves out or sets to null: no row can be found by it."""
     image = F.when(F.col("after_text").isNotNull(), after_raw).otherwise(before_raw)
-    is_null = F.create_map(*[x for s in specs for x in (F.lit(s.name), image[s.name].isNull())])
+    is_null = F.create_map(*[x for s in specs for x in (F.lit(s.name), _is_null(s, image))])
     missing = F.filter(key_columns, lambda k: F.coalesce(is_null[k], F.lit(False)))
     return F.when(
         F.size(missing) > 0,
@@ -909,20 +920,23 @@ class KnownGroups:
         self.plans.clear()
 
     def images(self, format_name: str) -> StructType | None:
-        """The columns of the row images the plans of ``format_name`` type, as text: what a
-        message's parse reads its images as (:func:`one_pass_envelopes`). None: no plan, or
-        too many columns, or two that differ only in case (a parse reads them exactly, a
-        struct field is found whatever its case)."""
-        names: dict[str, str] = {}
+        """The columns of the row images the plans of ``format_name`` type, as their converters
+        read them (:attr:`ColumnSpec.parse_type`): what a message's parse reads its images as
+        (:func:`one_pass_envelopes`). None: no plan, or too many columns, or two that differ
+        only in case (a parse reads them exactly, a struct field is found whatever its case),
+        or a column two plans parse differently (a Decimal's variant and a string's text: each
+        plan then parses the images' text its own way)."""
+        fields: dict[str, StructField] = {}
         for (fmt, _, _), (_, plan) in self.plans.items():
             if fmt != format_name:
                 continue
             for s in plan.specs:
-                if names.setdefault(s.name.lower(), s.name) != s.name:
+                mine = fields.setdefault(s.name.lower(), StructField(s.name, s.parse_type))
+                if (mine.name, mine.dataType) != (s.name, s.parse_type):
                     return None
-        if not names or len(names) > IMAGE_FIELDS_MAX:
+        if not fields or len(fields) > IMAGE_FIELDS_MAX:
             return None
-        return StructType([StructField(n, StringType()) for n in names.values()])
+        return StructType(list(fields.values()))
 
 
 def _plan(

@@ -32,6 +32,7 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
+    VariantType,
 )
 
 from cdclake.errors import DecodeError
@@ -187,6 +188,87 @@ def test_decimal_negative_scale_is_folded_into_the_integer(spark: SparkSession) 
     spec = column_spec(decimal_field(-2, 3))  # Oracle NUMBER(3,-2)
     assert spec.data_type == DecimalType(5, 0)
     assert run(spark, spec, ["BQ=="]) == [Decimal("500")]  # 5 * 10^2
+
+
+def run_json(spark: SparkSession, spec: ColumnSpec, values: list[str]) -> list[Any]:
+    """Convert each JSON value (its text: ``12.34``, ``"AOIG"``), parsed as the spec asks."""
+    df = spark.createDataFrame([(f'{{"c":{v}}}',) for v in values], "line string")
+    parsed = F.from_json(F.col("line"), StructType([StructField("c", spec.parse_type)]))
+    return [r.v for r in df.select(spec.convert(parsed["c"]).alias("v")).collect()]
+
+
+def test_decimal_numeric_numbers_are_read_from_their_digits(spark: SparkSession) -> None:
+    # decimal.format=NUMERIC: the BigDecimal as a JSON number; 1234.50 keeps its trailing zero,
+    # 12.345 has a digit more than the scale (rounding would change it), 123456.78 is too wide
+    spec = column_spec(decimal_field(2, 7))
+    assert spec.parse_type == VariantType()
+    got = run_json(spark, spec, ["1234.50", "-0.05", "7", "12.345", "123456.78", "null", "true"])
+    assert got == [Decimal("1234.50"), Decimal("-0.05"), Decimal("7.00"), None, None, None, None]
+
+
+def test_decimal_numeric_keeps_38_digits(spark: SparkSession) -> None:
+    # a 39-digit number does not fit decimal(38,0) (Spark only keeps it as a double)
+    nines = "9" * 38
+    wide = "123456789012345678901234567890123456.78"
+    got = run_json(spark, column_spec(decimal_field(0)), [nines, f"-{nines}", "1" + "0" * 38])
+    assert got == [Decimal(nines), Decimal(f"-{nines}"), None]
+    assert run_json(spark, column_spec(decimal_field(2, 38)), [wide]) == [Decimal(wide)]
+
+
+def test_decimal_number_and_base64_text_are_told_apart_by_the_json_token(
+    spark: SparkSession,
+) -> None:
+    # "1234" = 110101 110110 110111 111000 = D7 6D F8 = 0xD76DF8 - 2^24 = -2658824;
+    # "BNI=" = 04 D2 = 1234; JsonConverter reads a string as base64 and a number as the number
+    spec = column_spec(decimal_field(0))
+    assert run_json(spark, spec, ["1234", '"1234"', '"BNI="']) == [
+        Decimal(1234),
+        Decimal(-2658824),
+        Decimal(1234),
+    ]
+
+
+def test_decimal_numbers_in_exponent_notation(spark: SparkSession) -> None:
+    # BigDecimal.toString writes exponents below 1E-6 and for negative scales; Spark keeps such
+    # a number as a double, which determines it up to 15 significant digits at the scale
+    assert run_json(spark, column_spec(decimal_field(7, 10)), ["1E-7", "-1.234E-7"]) == [
+        Decimal("0.0000001"),
+        Decimal("-0.0000001"),  # more places than the scale: a double cannot tell, rounded
+    ]
+    oracle = column_spec(decimal_field(-2, 3))  # Oracle NUMBER(3,-2): 5 * 10^2, 123 * 10^2
+    assert run_json(spark, oracle, ["5E+2", "1.23E+4", "500"]) == [
+        Decimal(500),
+        Decimal(12300),
+        Decimal(500),
+    ]
+    # 1.2345678901234567E-10 at scale 26 has 17 digits: a double does not determine them
+    tiny = column_spec(decimal_field(26, 38))
+    assert run_json(spark, tiny, ["1.2345678901234567E-10", "1.5E-25"]) == [
+        None,
+        Decimal("1.5E-25"),
+    ]
+
+
+def test_decimal_numeric_default_becomes_base64(spark: SparkSession) -> None:
+    # a NUMERIC default is a JSON number: 1234.50 -> unscaled 123450 = 01 E2 3A = "AeI6";
+    # 987654321 = 3A DE 68 B1 = "Ot5osQ=="; 0.00 -> 00 = "AA=="; BASE64's text stays as it is
+    def default(scale: int, value: Any) -> ColumnSpec:
+        return column_spec({**decimal_field(scale, 38), "default": value})
+
+    specs = [default(2, 1234.50), default(0, 987654321), default(2, 0.0), default(2, "AOIG")]
+    assert [s.default for s in specs] == ["AeI6", "Ot5osQ==", "AA==", "AOIG"]
+    # the converter reads a default as text (a JSON string): base64
+    df = spark.createDataFrame([(1,)], "x int")
+    typed = df.select(*[s.convert(F.lit(s.default)).alias(str(i)) for i, s in enumerate(specs)])
+    assert list(typed.first()) == [
+        Decimal("1234.50"),
+        Decimal(987654321),
+        Decimal("0.00"),
+        Decimal("578.62"),
+    ]
+    # a fraction of more than 15 digits reached Python as a float: unknown, not rounded
+    assert default(2, 12345678901234567.89).default is None
+    assert default(0, 12.5).default is None  # not a number of scale 0
 
 
 def test_variable_scale_decimal_is_exact_text(spark: SparkSession) -> None:
@@ -495,6 +577,14 @@ def test_unavailable_placeholder_is_flagged(spark: SparkSession) -> None:
     assert flags(spark, text, [PLACEHOLDER, "x"]) == [True, False]
     data = column_spec(field("bytes"))
     assert flags(spark, data, [PLACEHOLDER_B64, PLACEHOLDER]) == [True, False]
+    decimal = column_spec(decimal_field(2))  # its value is parsed as a VARIANT
+    df = spark.createDataFrame([(f'{{"c":"{PLACEHOLDER_B64}"}}',), ('{"c":5}',)], "line string")
+    parsed = F.from_json(F.col("line"), "c variant")["c"]
+    assert decimal.is_unavailable is not None
+    assert [r.v for r in df.select(decimal.is_unavailable(parsed).alias("v")).collect()] == [
+        True,
+        False,
+    ]
     array = column_spec(field("array", items={"type": "string"}))
     raw = [f'["{PLACEHOLDER}"]', f'["{PLACEHOLDER}","{PLACEHOLDER}"]', f'["a","{PLACEHOLDER}"]']
     assert flags(spark, array, [*raw, "[]"]) == [True, True, False, False]
@@ -535,6 +625,28 @@ def test_infer_spec_reads_json_text(
     spec = infer_spec("c", data_type)
     assert (spec.name, spec.data_type, spec.expected) == ("c", data_type, data_type.simpleString())
     assert run(spark, spec, raw) == expected
+
+
+def test_infer_spec_decimal_reads_a_json_number_from_its_digits(spark: SparkSession) -> None:
+    """Schemaless input into a decimal column: a number as Spark keeps its digits (before, its
+    text came through a double: 1.2345678901234568E29), text as a cast reads it; both rounded
+    as a cast rounds (12.345 -> 12.35)."""
+    wide = "123456789012345678901234567890.12345678"
+    spec = infer_spec("c", DecimalType(38, 8))
+    assert spec.parse_type == VariantType()
+    assert run_json(spark, spec, [wide, f'"{wide}"', "1.5E-7", "null"]) == [
+        Decimal(wide),
+        Decimal(wide),
+        Decimal("1.5E-7"),
+        None,
+    ]
+    narrow = infer_spec("c", DecimalType(10, 2))
+    assert run_json(spark, narrow, ["12.345", '"-0.5"', "1E+20", '"x"']) == [
+        Decimal("12.35"),
+        Decimal("-0.50"),
+        None,
+        None,
+    ]
 
 
 def test_infer_spec_timestamp_is_an_instant(spark: SparkSession) -> None:

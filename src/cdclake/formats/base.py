@@ -52,6 +52,10 @@ class ColumnSpec:
     ``expected`` names the source type in error messages ("INT32", "decimal(10,2)").
     ``is_unavailable`` flags a placeholder that means "value not sent, keep the stored one".
     ``default`` is the source column's default as raw text (what ``convert`` reads), if known.
+    ``parse_type`` is what the row image's value is parsed as, so what ``convert`` and
+    ``is_unavailable`` read: STRING (the raw text, see :data:`Converter`) or VARIANT, where the
+    JSON token's type decides (a Kafka Connect ``Decimal`` is base64 text or a number). A
+    converter of a VARIANT takes a STRING too (the ``default``), as the text of a JSON string.
     """
 
     name: str
@@ -61,6 +65,7 @@ class ColumnSpec:
     is_unavailable: Callable[[Column], Column] | None = None
     nullable: bool = True
     default: str | None = None
+    parse_type: DataType = field(default_factory=StringType)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,13 @@ type is already known. Mapping decisions (see also ``FORMATS.md`` §1):
 
 - ``Decimal`` -> ``DecimalType(precision or 38, scale)``; precision above 38 is capped at 38
   (values that do not fit become NULL, i.e. a decode error for that row); a negative scale is
-  folded into the unscaled value (scale 0). Unscaled values of 1..16 bytes are decoded.
+  folded into the unscaled value (scale 0). JsonConverter's two ``decimal.format`` values are
+  told apart by the JSON token's type, as JsonConverter does (the value is parsed as a VARIANT:
+  as text, ``1234`` and ``"1234"``, valid base64, look alike), so a stream may mix them:
+  ``BASE64`` (the default), the unscaled two's-complement bytes (1..16) in base64; ``NUMERIC``,
+  a JSON number (``12.34``; ``1E-7``, ``5E+2`` where ``BigDecimal.toString`` writes exponents),
+  from its digits, NULL if it does not fit without rounding; Spark keeps a number in exponent
+  notation only as a double, taken where that determines it (``_values.decimal_from_number``).
 - ``VariableScaleDecimal`` -> ``StringType`` holding the exact plain decimal text ("-12.3400"):
   its scale varies per row, so no fixed ``DecimalType`` fits.
 - Time-of-day types -> ``StringType`` ``[-]HH:MM:SS.ffffff`` (always 6 fraction digits; hours
@@ -38,8 +44,7 @@ type is already known. Mapping decisions (see also ``FORMATS.md`` §1):
 - Nested ``struct``/``array``/``map`` are typed recursively; a nested value is NULL as a whole
   when any part of it does not fit. Maps with non-string keys arrive as ``[[key, value], ...]``.
 - ``ColumnSpec.nullable`` is the field's ``optional`` flag (nullable when the flag is missing).
-- Not supported: Kafka Connect ``decimal.format=NUMERIC`` (a JSON number cannot be told apart
-  from base64 text here).
+- Not supported: a NUMERIC ``Decimal`` nested in an array, map or struct (read as base64 text).
 
 The value-level column expressions live in :mod:`cdclake.formats._values`.
 """
@@ -48,8 +53,10 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import reduce
 from typing import Any
 
@@ -74,6 +81,7 @@ from pyspark.sql.types import (
     StructType,
     TimestampNTZType,
     TimestampType,
+    VariantType,
 )
 
 from cdclake.errors import DecodeError
@@ -98,6 +106,7 @@ _PHYSICAL_SPARK: dict[str, DataType] = dict(
     float=FloatType(), double=DoubleType(),
 )  # fmt: skip
 _PHYSICAL_TYPES = (*_PHYSICAL_SPARK, "boolean", "string", "bytes", "array", "map", "struct")
+_STRING, _VARIANT = StringType(), VariantType()
 
 
 @dataclass(frozen=True)
@@ -108,6 +117,7 @@ class _Typed:
     convert: Converter
     expected: str
     is_unavailable: Callable[[Column], Column] | None = None
+    parse_type: DataType = _STRING
 
 
 # --- public API ---------------------------------------------------------------------------------
@@ -130,8 +140,9 @@ def column_spec(field: Mapping[str, Any]) -> ColumnSpec:
         raise DecodeError(f"field schema {dict(field)!r} has no 'field' name; expected a string")
     t = _typed(field, name)
     optional = bool(field.get("optional", True))
+    default = _raw_text(field)
     return ColumnSpec(
-        name, t.data_type, t.convert, t.expected, t.is_unavailable, optional, _raw_text(field)
+        name, t.data_type, t.convert, t.expected, t.is_unavailable, optional, default, t.parse_type
     )
 
 
@@ -140,7 +151,33 @@ def _raw_text(field: Mapping[str, Any]) -> str | None:
     value = field.get("default")
     if value is None or isinstance(value, str):
         return value
+    numeric = isinstance(value, int | float) and not isinstance(value, bool)
+    if numeric and field.get("name") == DECIMAL and field.get("type") == "bytes":
+        params = field.get("parameters") or {}
+        return _base64_decimal(value, _int_param(params, "scale", str(field.get("field")), None))
     return json.dumps(value, separators=(",", ":"))
+
+
+def _base64_decimal(number: float, scale: int) -> str | None:
+    """A NUMERIC ``Decimal`` default (a JSON number, as Python read it) -> the base64 text
+    BASE64 writes, what the converter reads for a string; None (unknown) when it is not a number
+    of that scale, or is a float that does not determine one (as in
+    :func:`cdclake.formats._values.decimal_from_number`: Python's shortest text of a float is
+    the number where the number has at most 15 significant digits)."""
+    if isinstance(number, float):
+        if not math.isfinite(number):
+            return None
+        exact = Decimal(repr(number))
+        if abs(exact) >= Decimal(10) ** (V.DOUBLE_DIGITS - scale):
+            return None
+    else:
+        exact = Decimal(number)
+    unscaled = exact.scaleb(scale)
+    if unscaled != unscaled.to_integral_value():
+        return None
+    value = int(unscaled)
+    data = value.to_bytes(value.bit_length() // 8 + 1, "big", signed=True)
+    return base64.b64encode(data).decode()
 
 
 def row_specs(fields: Sequence[Mapping[str, Any]]) -> list[ColumnSpec]:
@@ -158,16 +195,22 @@ def infer_spec(name: str, data_type: DataType) -> ColumnSpec:
     """A spec that reads schemaless JSON text into a Spark type the core already knows.
 
     Integers and floats via ``try_cast`` of the text, booleans from ``true``/``false``, strings
-    as they are, binary from base64, decimals from plain text (rounded as Spark casts do), dates
-    and timestamps from ISO-8601 text (``TimestampNTZType`` rejects text with an offset), arrays,
-    maps and structs recursively from their JSON text.
+    as they are, binary from base64, decimals from plain text or a JSON number's digits, never
+    through a double where Spark keeps them (rounded as Spark casts do; the value is parsed as a
+    VARIANT), dates and timestamps from ISO-8601 text (``TimestampNTZType`` rejects text with an
+    offset), arrays, maps and structs recursively from their JSON text.
 
     >>> infer_spec("n", LongType()).expected
     'bigint'
     """
     typed = _inferred(data_type, name)
     return ColumnSpec(
-        name, data_type, typed.convert, data_type.simpleString(), typed.is_unavailable
+        name,
+        data_type,
+        typed.convert,
+        data_type.simpleString(),
+        typed.is_unavailable,
+        parse_type=typed.parse_type,
     )
 
 
@@ -293,13 +336,16 @@ def _decimal(schema: Mapping[str, Any], path: str) -> _Typed:
     else:
         data_type = DecimalType(max(min(38, precision), scale), scale)
 
-    def convert(raw: Column) -> Column:
-        data = V.base64_binary(raw)
+    def from_base64(text: Column) -> Column:
+        data = V.base64_binary(text)
         if scale < 0:
             return V.with_scale(V.twos_complement_text(data), F.lit(scale)).try_cast(data_type)
         return V.decimal_from_twos_complement(data, scale, data_type)
 
-    return _Typed(data_type, convert, label, _unavailable_bytes)
+    def convert(raw: Column) -> Column:
+        return V.decimal_from_json(raw, from_base64, scale, data_type)
+
+    return _Typed(data_type, convert, label, _unavailable_json_bytes, _VARIANT)
 
 
 def _variable_scale_decimal(_schema: Mapping[str, Any], _path: str) -> _Typed:
@@ -405,6 +451,11 @@ def _unavailable_bytes(raw: Column) -> Column:
     return raw == F.lit(UNAVAILABLE_BASE64)
 
 
+def _unavailable_json_bytes(raw: Column) -> Column:
+    """:func:`_unavailable_bytes` of a value parsed as a VARIANT."""
+    return V.json_text(V.json_value(raw)) == F.lit(UNAVAILABLE_BASE64)
+
+
 def _is_placeholder(text: Column) -> Column:
     return text.isin(UNAVAILABLE, UNAVAILABLE_BASE64)
 
@@ -468,6 +519,8 @@ _NUMERIC = (ByteType, ShortType, IntegerType, LongType, FloatType, DoubleType, D
 
 def _inferred(data_type: DataType, path: str) -> _Typed:
     label = data_type.simpleString()
+    if isinstance(data_type, DecimalType):
+        return _Typed(data_type, _json_decimal(data_type), label, parse_type=_VARIANT)
     if isinstance(data_type, _NUMERIC):
         return _Typed(data_type, _cast_to(data_type), label)
     if isinstance(data_type, BooleanType):
@@ -494,6 +547,26 @@ def _inferred(data_type: DataType, path: str) -> _Typed:
         f"column {path!r}: cannot read JSON text into Spark type {label}; expected a numeric, "
         "boolean, string, binary, date, timestamp, array, map or struct type"
     )
+
+
+def _json_decimal(data_type: DecimalType) -> Converter:
+    """Schemaless: decimal text as Spark casts it, a JSON number from its digits (rounded as a
+    cast rounds, but never through a double where Spark kept the digits)."""
+
+    def convert(raw: Column) -> Column:
+        value = V.json_value(raw)
+        kind = V.json_kind(value)
+        is_double = kind == F.lit("DOUBLE")
+
+        def number(text: Column) -> Column:
+            return V.decimal_from_number(text, is_double, data_type.scale, data_type, rounded=True)
+
+        text = V.json_text(value)
+        return F.when(kind == F.lit("STRING"), text.try_cast(data_type)).otherwise(
+            V.bind(text, number)
+        )
+
+    return convert
 
 
 __all__ = [
