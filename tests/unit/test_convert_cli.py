@@ -9,13 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Lake
 from msgs import debezium
 from pyspark.sql import DataFrame, SparkSession
 from typer.testing import CliRunner, Result
 
 from cdclake import cli_produce, produce
 from cdclake.cli import app
+from tests.conftest import Lake
 
 ES = 1_700_000_000_000  # one source second for every canal message below
 MICRO = {"type": "int64", "optional": True, "name": "io.debezium.time.MicroTimestamp"}

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Lake
 from pyspark.sql import DataFrame, SparkSession
 
 from cdclake import produce, sources
 from cdclake.decode import release
 from cdclake.formats._encode import EncodeOptions
+from tests.conftest import Lake
 
 FORMATS = ("debezium", "canal", "ckafka", "dataworks")
 PAIRS = [(s, t) for s in FORMATS for t in FORMATS if s != t]
