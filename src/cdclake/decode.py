@@ -30,6 +30,7 @@ from pyspark.sql.types import (
 )
 
 from cdclake import formats
+from cdclake.apply.names import name_problem
 from cdclake.errors import DecodeError, TableError
 from cdclake.formats._values import date_from_days
 from cdclake.formats.base import (
@@ -948,7 +949,13 @@ def _plan(
     options: DecodeOptions,
 ) -> _Plan:
     keys = None if group["keyed"] else table_keys(group["table"]) or None
-    error = str(specs) if isinstance(specs, DecodeError) else conflict
+    # names no table holds (``Id`` beside ``id``) fail every row here: a parse of such an image
+    # cannot even reference its columns
+    error = (
+        str(specs)
+        if isinstance(specs, DecodeError)
+        else conflict or name_problem(row_struct(specs))
+    )
     if error is not None or isinstance(specs, DecodeError):
         return _Plan(("error", error, keys), [], error=error, keys=keys)
     fitted = [fit_spec(s, settled[s.name.lower()]) for s in specs]

@@ -585,3 +585,23 @@ def test_name_problems() -> None:
 @given(st.lists(st.text(), min_size=1, max_size=4))
 def test_key_property_round_trip(keys: list[str]) -> None:
     assert names.keys_from_text(names.keys_to_text(keys)) == tuple(keys)
+
+
+def test_a_message_with_names_equal_ignoring_case_is_quarantined(lake: Any) -> None:
+    """PostgreSQL's ``"Id"`` next to ``id``, through decode: the message's changes are
+    quarantined with the reason (the decode used to fail the run), the other table is written,
+    in a schema-carrying Debezium message and a canal one alike."""
+    canal_cased = canal(
+        20, "INSERT", [{"id": 1, "Id": "x"}], table="cased", mysql={"id": "INT", "Id": "TEXT"}
+    )
+    lines = [
+        pg_event({"id": 1, "Id": "x"}, "cased", 21, "Id"),
+        event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=22),
+    ]
+    result = lake.apply(lines)
+    assert set(result.tables) == {"shop.public.items"}
+    assert result.quarantine_reasons == {CASED: 1}
+    assert spark_rows(lake, "shop.public.items", ["id", "name", "qty"]) == [(1, "a", 1)]
+    canal_result = lake.apply([canal_cased, canal(21, "INSERT", [ONE])], format="canal")
+    assert set(canal_result.tables) == {ODD_TABLE}
+    assert canal_result.quarantine_reasons == {CASED: 1}
