@@ -3,7 +3,7 @@
 
 For each format, on the same file ``bench.run`` generates, three contenders run interleaved
 round by round (the first round is a warm-up and not counted; the session's cache is cleared
-after every run): floor-parse, decode (:func:`cdclake.runner.read_changes` with the format
+after every run): floor-parse, decode (:func:`cdclake.run.runner.read_changes` with the format
 given, into ``noop``) and decode-auto (the same with ``auto``), exactly as ``bench.run``'s
 contenders. A later round's decode replays the plan built in an earlier one, as a stream's later
 batches do. A development tool: the numbers that count come from ``bench/run.sh``.

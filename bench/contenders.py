@@ -3,7 +3,7 @@
 - floor-parse: ``spark.read.text`` + ``from_json`` with the exact schema, every leaf selected,
   into the ``noop`` sink: the least any JSON decoder on Spark can cost.
 - floor-write: the same rows appended to a fresh Delta table (no MERGE).
-- cdclake decode: :func:`cdclake.runner.read_changes` into ``noop`` (format given, or ``auto``).
+- cdclake decode: :func:`cdclake.run.runner.read_changes` into ``noop`` (format given, or ``auto``).
 - cdclake apply: ``apply_changes(read_changes(...), target)`` (the library's defaults); with
   ``scd_type=2`` the same into history tables (``stored_as_scd_type=2``).
 - recipe: what a PySpark user writes from the usual snippets (Debezium only), done well:
@@ -63,7 +63,7 @@ def floor_write(spark: SparkSession, path: Path, fmt: str, out: Path) -> Job:
 
 def decode(spark: SparkSession, path: Path, fmt: str, wire: str) -> Job:
     """``fmt`` is the format cdclake is told (``auto`` or ``wire``, the one written)."""
-    from cdclake.runner import read_changes
+    from cdclake.run.runner import read_changes
 
     def run() -> None:
         changes = read_changes(spark, [path], fmt, primary_keys=primary_keys(wire))
@@ -75,7 +75,7 @@ def decode(spark: SparkSession, path: Path, fmt: str, wire: str) -> Job:
 def apply(spark: SparkSession, path: Path, fmt: str, target: Path, scd_type: int = 1) -> Job:
     """``scd_type`` 2: the same input into history tables (every version of every row)."""
     from cdclake.apply.batch import apply_changes
-    from cdclake.runner import read_changes
+    from cdclake.run.runner import read_changes
 
     def run() -> object:
         changes = read_changes(spark, [path], fmt, primary_keys=primary_keys(fmt))
@@ -89,7 +89,7 @@ def _runner_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known
     :class:`cdclake.decode.KnownGroups`): the runner's path; returns its ``BatchResult``."""
     from cdclake import sources
     from cdclake.config import ApplyConfig
-    from cdclake.runner import apply_raw
+    from cdclake.run.runner import apply_raw
 
     config = ApplyConfig(
         format=fmt, inputs=(str(path),), target=str(target), keys=primary_keys(fmt) or {}

@@ -1,6 +1,6 @@
 """stream-latency: end-to-end latency (produce -> visible in Delta) of cdclake's Kafka query.
 
-The query (:func:`cdclake.streaming.run_kafka`, processing-time trigger of 1 s) starts on an
+The query (:func:`cdclake.run.streaming.run_kafka`, processing-time trigger of 1 s) starts on an
 empty topic and is waited for; then a child process (spawned, so that its Python does not hold
 the GIL the query's ``foreachBatch`` needs) produces at a steady rate for a fixed time. Each
 event carries its produce time (wall-clock ms) as the Kafka record timestamp and as Debezium
@@ -184,8 +184,8 @@ def run_latency(
     """cdclake's query on an empty topic, ``rate`` events/s for ``seconds``, then the latency
     of every event (see the module docstring) and the counts that must reconcile."""
     from cdclake.apply.tables import Target
-    from cdclake.runner import app_id_for
-    from cdclake.streaming import run_kafka
+    from cdclake.run.runner import app_id_for
+    from cdclake.run.streaming import run_kafka
 
     topic = new_topic(bootstrap, "bench-latency")
     config = _config(bootstrap, topic, work, trigger_interval=LATENCY_TRIGGER)

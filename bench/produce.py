@@ -21,9 +21,10 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdclake import _spark, produce
+from cdclake import _spark
 from cdclake.decode import decode
-from cdclake.formats._encode import EncodeOptions
+from cdclake.formats.encode import EncodeOptions
+from cdclake.run import produce
 from cdclake.sources import raw_from_lines_df
 
 FORMATS = ("debezium", "canal", "ckafka", "dataworks")

@@ -1,7 +1,7 @@
 """The Kafka cases of ``python -m bench.run --streaming`` on a real broker (scripts/kafka.sh).
 
 - **stream-apply**: the run's largest event count of Debezium produced into one topic (two
-  partitions, keyed) first, then cdclake's query (:func:`cdclake.streaming.run_kafka`, trigger
+  partitions, keyed) first, then cdclake's query (:func:`cdclake.run.streaming.run_kafka`, trigger
   available-now, ``max_offsets_per_trigger`` 100,000) over the whole backlog. Events/s = events
   / wall time from the query's start to its return (the last batch committed).
 - **stream-recipe**: the recipe (:func:`bench.contenders.merge_latest` on the UDF parse) in
@@ -71,7 +71,7 @@ def broker() -> Iterator[str]:
 
 
 def new_topic(bootstrap: str, name: str) -> str:
-    from cdclake.kafka_tools import create_topic
+    from cdclake.run.kafka_tools import create_topic
 
     topic = f"{name}-{uuid.uuid4().hex[:6]}"
     create_topic(bootstrap, topic, partitions=PARTITIONS)
@@ -173,7 +173,7 @@ def stream_apply(
     spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any], runs: RunIds
 ) -> C.Job:
     """cdclake over the backlog, available-now; ``info`` gets the batches of the last run."""
-    from cdclake.streaming import run_kafka
+    from cdclake.run.streaming import run_kafka
 
     def run() -> None:
         config = _config(

@@ -89,7 +89,7 @@ fi
 # describes, so wiping the cache also forgets the stamp.
 ivy="$CDCLAKE_CACHE/ivy"
 jars_stamp="$ivy/.cdclake-resolved"
-want="$(sha "$ROOT/src/cdclake/_spark.py")"
+want="$(sha "$ROOT/src/cdclake/_spark/__init__.py")"
 if [ -f "$jars_stamp" ] && [ "$(cat "$jars_stamp")" = "$want" ]; then
   say "Spark jars already resolved ($ivy)"
 else

@@ -83,7 +83,7 @@ class Lake:
         **options: object,
     ):  # type: ignore[no-untyped-def]
         from cdclake.config import ApplyConfig
-        from cdclake.runner import apply_raw
+        from cdclake.run.runner import apply_raw
         from cdclake.sources import raw_from_lines
 
         config = ApplyConfig(

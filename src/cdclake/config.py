@@ -117,7 +117,7 @@ class ApplyConfig(BaseModel):
     drop_column: DropPolicy = "keep"
     drop_table: DropPolicy = "keep"
     rename_table: RenamePolicy = "follow"
-    # Kafka input (Structured Streaming; see cdclake.streaming)
+    # Kafka input (Structured Streaming; see cdclake.run.streaming)
     kafka_bootstrap: str | None = None
     topics: tuple[str, ...] = ()
     topic_pattern: str | None = None

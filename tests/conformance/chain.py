@@ -267,8 +267,8 @@ class Chain:
     ) -> Any:
         """The same as :meth:`apply_cli`, on an existing Spark session."""
         from cdclake.config import ApplyConfig
-        from cdclake.runner import run_batch
-        from cdclake.streaming import run_kafka
+        from cdclake.run.runner import run_batch
+        from cdclake.run.streaming import run_kafka
 
         target = self.target(db, schemas)
         shutil.rmtree(target, ignore_errors=True)

@@ -1,6 +1,6 @@
 """Read Kafka topics into record objects with confluent-kafka alone (not the cdclake package).
 
-The record-object form is the one ``cdclake.kafka_tools`` reads and writes::
+The record-object form is the one ``cdclake.run.kafka_tools`` reads and writes::
 
     {"key": …, "value": …, "headers": {…}, "topic": …, "partition": …, "offset": …}
 

@@ -26,7 +26,7 @@ import pytest
 from pyspark.sql import SparkSession
 from test_streaming_crash import Cli
 
-from cdclake.kafka_tools import create_topic, produce
+from cdclake.run.kafka_tools import create_topic, produce
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # the benchmark's workload generator (bench/data.py)

@@ -24,10 +24,10 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.config import ApplyConfig
-from cdclake.kafka_tools import create_topic
-from cdclake.runner import apply_raw
+from cdclake.run.kafka_tools import create_topic
+from cdclake.run.runner import apply_raw
+from cdclake.run.streaming import run_kafka
 from cdclake.sources import read_files
-from cdclake.streaming import run_kafka
 
 pytestmark = pytest.mark.fuzz
 

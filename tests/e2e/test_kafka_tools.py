@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from cdclake.kafka_tools import KafkaToolError, create_topic, dump, produce, wait_ready
+from cdclake.run.kafka_tools import KafkaToolError, create_topic, dump, produce, wait_ready
 
 # Every line form the file format allows: a keyed record with headers (one of them JSON),
 # a bare object value, a tombstone, a bare string, a bare number, a string key with an array
@@ -145,7 +145,7 @@ def test_wait_ready(kafka_broker: str) -> None:
 
 @pytest.mark.e2e
 def test_module_cli_produces_and_dumps(kafka_broker: str, tmp_path: Path) -> None:
-    from cdclake.kafka_tools import main
+    from cdclake.run.kafka_tools import main
 
     topic = _topic()
     source = _write_jsonl(tmp_path / "in.jsonl", LINES)

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from cdclake import produce
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
-from cdclake.formats._encode import EncodeOptions
-from cdclake.kafka_tools import create_topic
-from cdclake.streaming import run_kafka
+from cdclake.formats.encode import EncodeOptions
+from cdclake.run import produce
+from cdclake.run.kafka_tools import create_topic
+from cdclake.run.streaming import run_kafka
 
 SOURCE = "shop.items"
 COLUMNS = {

@@ -22,8 +22,8 @@ from cdclake.apply.tables import Target
 from cdclake.cli import app
 from cdclake.config import ApplyConfig
 from cdclake.errors import BadInputError
-from cdclake.kafka_tools import create_topic, produce
-from cdclake.streaming import run_kafka
+from cdclake.run.kafka_tools import create_topic, produce
+from cdclake.run.streaming import run_kafka
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "tests" / "data" / "debezium_real"

@@ -36,8 +36,8 @@ from test_streaming import (
 )
 
 from cdclake.apply.tables import Target
-from cdclake.kafka_tools import create_topic, produce
-from cdclake.runner import app_id_for
+from cdclake.run.kafka_tools import create_topic, produce
+from cdclake.run.runner import app_id_for
 
 REPO = Path(__file__).resolve().parents[2]
 KAFKA_SH = REPO / "scripts" / "kafka.sh"

@@ -12,10 +12,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from cdclake.decode import decode
-from cdclake.formats._encode import EncodeOptions
 from cdclake.formats.base import DecodeOptions
+from cdclake.formats.encode import EncodeOptions
 from cdclake.model import CHANGE_SCHEMA
-from cdclake.produce import encode, record_line
+from cdclake.run.produce import encode, record_line
 from cdclake.sources import raw_from_lines_df
 
 

@@ -63,8 +63,9 @@ def test_the_json_text_of_all_bytes_is_what_canal_writes() -> None:
 @pytest.mark.parametrize("fmt", ["canal", "ckafka"])
 def test_batches_decoded_with_other_encodings_keep_their_own(spark: SparkSession, fmt: str) -> None:
     """A session replays a decode's plan for later batches of the same schema
-    (:mod:`cdclake.replay`): the encoding is part of what it is keyed on, so a batch read as hex
-    after one read as base64 (same table, same column types) is not read as base64 again."""
+    (:mod:`cdclake._spark.plan_cache`): the encoding is part of what it is keyed on, so a batch
+    read as hex after one read as base64 (same table, same column types) is not read as base64
+    again."""
     for encoding in ("base64", "hex", "latin1", "hex", "base64"):
         default = None if encoding == "latin1" else encoding
         assert _decoded(spark, fmt, ENCODED[encoding], default) == (None, ALL_BYTES), encoding

@@ -26,7 +26,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 from typer.testing import CliRunner
 
-from cdclake.apply import names
+from cdclake import names
 from cdclake.apply.tables import Target, quote, table_properties
 from cdclake.cli import app
 from cdclake.errors import ConfigError
@@ -193,7 +193,7 @@ def test_odd_names_are_kept_exactly_scd1(lake: Any) -> None:
 
     plain = DeltaTable(path_of(lake, PLAIN_TABLE)).to_pyarrow_table().select(["id", "name"])
     assert plain.to_pylist() == [{"id": 1, "name": "x"}]
-    from cdclake.status import target_status
+    from cdclake.ops.status import target_status
 
     status = target_status(lake.spark, str(lake.root))
     assert {t.table: t.rows for t in status.tables} == {ODD_TABLE: 2, PLAIN_TABLE: 1}
@@ -450,7 +450,7 @@ def test_names_no_table_can_hold_are_quarantined_and_other_tables_written(lake: 
     assert lake.quarantine() == [(2, own), (3, own), (4, history)]
     assert spark_rows(lake, "shop.public.items", ["id", "name", "qty"]) == [(1, "a", 1)]
     assert not (Path(lake.root) / "shop.public.own").exists()
-    from cdclake.status import target_status
+    from cdclake.ops.status import target_status
 
     status = target_status(lake.spark, str(lake.root))
     assert [t.table for t in status.tables] == ["shop.public.items"]
@@ -524,7 +524,7 @@ def test_publish_reads_a_column_mapped_table(lake: Any, spark: SparkSession) -> 
     """The Change Data Feed of a column-mapped table gives its changes under the source's
     names. A column whose name holds a backquote (``q`q``) cannot be written while the feed is
     on (Delta's MERGE fails on it): that table's changes are quarantined with the reason."""
-    from cdclake.produce import changes_from_cdf, encode, read_change_feed
+    from cdclake.run.produce import changes_from_cdf, encode, read_change_feed
 
     published = {"table": "published", "mysql": {c: MYSQL[c] for c in PUBLISHED}}
 

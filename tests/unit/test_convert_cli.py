@@ -13,8 +13,9 @@ from msgs import debezium
 from pyspark.sql import DataFrame, SparkSession
 from typer.testing import CliRunner, Result
 
-from cdclake import cli_produce, produce
 from cdclake.cli import app
+from cdclake.cli import produce as cli_produce
+from cdclake.run import produce
 from tests.conftest import Lake
 
 ES = 1_700_000_000_000  # one source second for every canal message below
@@ -197,8 +198,8 @@ def test_kafka_batches_order_by_their_offset_log_epoch(
     the next, as ``apply`` would."""
     from pyspark.sql import functions as F
 
-    from cdclake.formats._encode import EncodeOptions
     from cdclake.formats.base import DecodeOptions
+    from cdclake.formats.encode import EncodeOptions
 
     checkpoint = tmp_path / "chk"
     (checkpoint / "offsets").mkdir(parents=True)

@@ -24,9 +24,10 @@ from typing import Any
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from cdclake import produce, sources
+from cdclake import sources
 from cdclake.decode import release
-from cdclake.formats._encode import EncodeOptions
+from cdclake.formats.encode import EncodeOptions
+from cdclake.run import produce
 from tests.conftest import Lake
 
 FORMATS = ("debezium", "canal", "ckafka", "dataworks")

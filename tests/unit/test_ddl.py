@@ -1,4 +1,4 @@
-"""DDL text -> typed actions (cdclake.ddl). No Spark needed.
+"""DDL text -> typed actions (cdclake.formats.ddl). No Spark needed.
 
 The seed document 001 (Tencent CKafka, canal-format DDL messages) gives six DDL examples; each is
 read from the document itself and must give the actions written here by hand.
@@ -14,7 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cdclake.ddl import (
+from cdclake.errors import ConfigError, DecodeError
+from cdclake.formats.ddl import (
     AddColumn,
     ColumnDef,
     CreateTable,
@@ -31,8 +32,7 @@ from cdclake.ddl import (
     TruncateTable,
     parse_ddl,
 )
-from cdclake.errors import ConfigError, DecodeError
-from cdclake.mysql_types import spark_type
+from cdclake.formats.mysql_types import spark_type
 
 # seed 001 as published (../shared/seeds/001_*.txt), copied so the repository stands alone
 SEED = Path(__file__).resolve().parents[1] / "data" / "seeds" / "001_document.txt"

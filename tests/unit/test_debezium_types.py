@@ -1,4 +1,4 @@
-"""Kafka Connect / Debezium field schemas -> typed Spark columns (cdclake.formats.debezium_types).
+"""Kafka Connect / Debezium field schemas -> typed Spark columns (cdclake.formats.debezium.types).
 
 Every expected value is written out by hand; the comment beside it shows the arithmetic.
 """
@@ -37,7 +37,7 @@ from pyspark.sql.types import (
 
 from cdclake.errors import DecodeError
 from cdclake.formats.base import ColumnSpec
-from cdclake.formats.debezium_types import column_spec, infer_spec, row_specs
+from cdclake.formats.debezium.types import column_spec, infer_spec, row_specs
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 PLACEHOLDER = "__debezium_unavailable_value"

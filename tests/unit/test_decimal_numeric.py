@@ -30,12 +30,12 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StringType, StructField, StructType, VariantType
 
-from cdclake.apply.batch import BatchResult
+from cdclake.apply.results import BatchResult
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups, _Plan
-from cdclake.formats.debezium_types import row_specs
-from cdclake.runner import apply_raw
+from cdclake.formats.debezium.types import row_specs
+from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
 
 DECIMAL = "org.apache.kafka.connect.data.Decimal"

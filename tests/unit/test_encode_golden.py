@@ -17,8 +17,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.decode import decode
-from cdclake.formats._encode import EncodeOptions
-from cdclake.produce import encode
+from cdclake.formats.encode import EncodeOptions
+from cdclake.run.produce import encode
 from cdclake.sources import raw_from_lines
 
 SEEDS = Path(__file__).resolve().parents[1] / "data" / "seeds"

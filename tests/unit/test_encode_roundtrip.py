@@ -22,8 +22,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.types import StructType
 
-from cdclake.formats._encode import EncodeOptions, image
 from cdclake.formats.base import DecodeOptions
+from cdclake.formats.encode import EncodeOptions, image
 
 TABLE = "shop.inv.items"
 

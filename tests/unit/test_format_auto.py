@@ -12,11 +12,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake import formats
+from cdclake._spark.plan_cache import forget
 from cdclake.decode import decode, envelopes, only_format, release
 from cdclake.formats.base import DecodeOptions, Format
 from cdclake.formats.dataworks import DataWorksFormat
 from cdclake.formats.debezium import DebeziumFormat
-from cdclake.replay import forget
 from cdclake.sources import raw_from_lines
 
 SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"

@@ -16,9 +16,9 @@ from pyspark.sql import SparkSession
 from cdclake.config import ApplyConfig
 from cdclake.decode import decode
 from cdclake.model import END_AT, START_AT
-from cdclake.runner import run_batch, run_stream
+from cdclake.ops.status import target_status
+from cdclake.run.runner import run_batch, run_stream
 from cdclake.sources import raw_from_lines
-from cdclake.status import target_status
 from tests.conftest import Lake
 
 ES = 1_700_000_000_000  # one binlog second for every canal change below

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cdclake.errors import ConfigError
-from cdclake.kafka_tools import KafkaToolError, _messages, produce, wait_ready
+from cdclake.run.kafka_tools import KafkaToolError, _messages, produce, wait_ready
 
 
 def _file(tmp_path: Path, text: str) -> Path:

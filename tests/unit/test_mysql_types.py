@@ -1,4 +1,4 @@
-"""MySQL column types (cdclake.mysql_types): Spark types, and canal's text values converted.
+"""MySQL column types (cdclake.formats.mysql_types): Spark types, and canal's text values converted.
 
 Each case is a hand-checked value as canal renders it (``LogEventConvert``/``RowsLogBuffer``),
 converted on a tiny DataFrame; values that do not fit the type become NULL.
@@ -31,7 +31,7 @@ from pyspark.sql.types import (
 )
 
 from cdclake.errors import ConfigError, DecodeError
-from cdclake.mysql_types import column_spec, parse_type, spark_type
+from cdclake.formats.mysql_types import column_spec, parse_type, spark_type
 
 
 @pytest.mark.parametrize(

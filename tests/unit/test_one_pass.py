@@ -21,12 +21,12 @@ from msgs import DBZ_FIELDS, debezium
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StringType
 
-from cdclake.apply.batch import BatchResult
+from cdclake.apply.results import BatchResult
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups, _Plan, one_pass_envelopes
 from cdclake.formats.base import ColumnSpec, DecodeOptions
-from cdclake.runner import apply_raw
+from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
 
 WITH_COLOR = [*DBZ_FIELDS, {"type": "string", "optional": True, "field": "color"}]

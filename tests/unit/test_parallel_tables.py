@@ -11,7 +11,7 @@ from pyspark.sql import SparkSession
 
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
-from cdclake.runner import apply_raw
+from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
 
 TABLES = ("items", "orders", "notes", "parts")

@@ -9,9 +9,9 @@ from pyspark.sql import SparkSession
 
 from cdclake import _spark, paths
 from cdclake.apply.tables import Target
-from cdclake.cli_cluster import submit_args
+from cdclake.cli.cluster import submit_args
 from cdclake.config import ApplyConfig
-from cdclake.runner import app_id_for
+from cdclake.run.runner import app_id_for
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
-from cdclake.apply.plans import detached
+from cdclake._spark.detach import detached
 
 
 def test_detached_keeps_the_rows_reads_the_cache_and_joins_with_itself(spark: Any) -> None:

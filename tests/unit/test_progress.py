@@ -9,7 +9,7 @@ from typing import Any
 from dbz import event
 from rich.console import Console
 
-from cdclake.progress import phase, reporting, table, tables
+from cdclake.phases import phase, reporting, table, tables
 
 
 def test_plain_lines_for_a_batch_run(lake: Any) -> None:

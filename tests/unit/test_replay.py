@@ -1,11 +1,12 @@
-"""A decode's plan is built once per query and replayed on later batches (cdclake.replay)."""
+"""A decode's plan is built once per query and replayed on later batches
+(cdclake._spark.plan_cache)."""
 
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdclake.replay import forget, replayed
+from cdclake._spark.plan_cache import forget, replayed
 
 
 def _batch(spark: SparkSession, rows: list[tuple[int, str]]) -> DataFrame:

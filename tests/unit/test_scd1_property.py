@@ -26,7 +26,7 @@ from scd2_model import COLUMNS, FORMATS, deliveries, expected_current
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
-from cdclake.runner import apply_raw
+from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
 
 

@@ -19,7 +19,7 @@ from scd2_model import COLUMNS, FORMATS, deliveries, expected_history, history_r
 
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
-from cdclake.runner import apply_raw
+from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
 
 

@@ -18,7 +18,7 @@ from cdclake import formats
 from cdclake.apply.batch import apply_changes
 from cdclake.config import ApplyConfig
 from cdclake.formats.base import detection_type
-from cdclake.runner import read_changes, run_batch
+from cdclake.run.runner import read_changes, run_batch
 
 SEEDS = Path(__file__).resolve().parent.parent / "data" / "seeds"
 

@@ -1,6 +1,6 @@
 """``cdclake status``: exact numbers after a known workload, and heartbeat-driven freshness.
 
-Freshness (see :mod:`cdclake.status`): now - max(source time of the newest change applied to the
+Freshness (see :mod:`cdclake.ops.status`): now - max(source time of the newest change applied to the
 table, source time of the newest record of the table's source). The events' source times are
 fixed, so each expected number is worked out by hand below.
 """
@@ -15,7 +15,7 @@ from dbz import event
 from typer.testing import CliRunner
 
 from cdclake.cli import app
-from cdclake.status import parse_duration, target_status
+from cdclake.ops.status import parse_duration, target_status
 
 T0 = 1_700_000_000_000  # ms: 2023-11-14 22:13:20 UTC
 ITEMS, ORDERS = "shop.public.items", "shop.public.orders"

@@ -19,7 +19,7 @@ from test_spark_jobs import _line
 from cdclake.apply.batch import apply_changes
 from cdclake.apply.liveness import SOURCES
 from cdclake.apply.tables import Target
-from cdclake.runner import read_changes
+from cdclake.run.runner import read_changes
 
 TABLE = "postgres.public.customers"
 DELETE = 5  # a line of the seed that deletes its key

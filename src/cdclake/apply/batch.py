@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from delta.tables import DeltaTable
@@ -18,14 +17,14 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from cdclake import progress as phases
+from cdclake import phases as phases
+from cdclake._spark.detach import detached
 from cdclake.apply import liveness
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
-from cdclake.apply.names import keys_to_text, refusals, refused_changes
 from cdclake.apply.parallel import Task, run_all
-from cdclake.apply.plans import detached
-from cdclake.apply.scd1 import TableResult, Txn, apply_keyed, apply_truncates
+from cdclake.apply.results import BatchResult, TableResult, TableStats, Txn
+from cdclake.apply.scd1 import apply_keyed, apply_truncates
 from cdclake.apply.scd2 import (
     ColumnChoice,
     HistoryOptions,
@@ -46,47 +45,7 @@ from cdclake.model import (
     POSITION_TYPE,
     Op,
 )
-
-
-@dataclass
-class BatchResult:
-    """What one batch did: per-table results and the batch-wide counts."""
-
-    tables: dict[str, TableResult] = field(default_factory=dict)
-    messages: int | None = None  # input records (lines or Kafka messages), when known
-    changes: int = 0  # data changes decoded (a multi-row message gives several)
-    control: int = 0
-    control_by_op: dict[str, int] = field(default_factory=dict)
-    quarantined: int = 0
-    excluded: int = 0  # changes of tables left out by --include/--exclude
-    quarantine_reasons: dict[str, int] = field(default_factory=dict)
-    one_pass: bool = False  # typed in one pass, with the plans of earlier batches of a stream
-
-    @property
-    def applied(self) -> int:
-        return self.changes - self.ignored
-
-    @property
-    def ignored(self) -> int:
-        return sum(t.ignored for t in self.tables.values())
-
-    def merge(self, other: BatchResult) -> None:
-        for name, t in other.tables.items():
-            mine = self.tables.setdefault(name, TableResult(name))
-            for attr in ("changes", "inserted", "updated", "deleted", "ignored", "truncated"):
-                setattr(mine, attr, getattr(mine, attr) + getattr(t, attr))
-            mine.key_columns, mine.key_source = t.key_columns, t.key_source
-            mine.input_ordered = mine.input_ordered or t.input_ordered
-            mine.rows_now = t.rows_now
-        self.messages = (self.messages or 0) + (other.messages or 0)
-        self.changes += other.changes
-        self.control += other.control
-        self.quarantined += other.quarantined
-        self.excluded += other.excluded
-        for k, v in other.control_by_op.items():
-            self.control_by_op[k] = self.control_by_op.get(k, 0) + v
-        for k, v in other.quarantine_reasons.items():
-            self.quarantine_reasons[k] = self.quarantine_reasons.get(k, 0) + v
+from cdclake.names import keys_to_text, refusals, refused_changes
 
 
 def _union_struct(schemas: list[str]) -> tuple[StructType, dict[str, Any]]:
@@ -207,7 +166,7 @@ def apply_changes(
     :class:`cdclake.decode.NeedsTwoPasses` before writing anything.
 
     A table whose column names Delta cannot hold or write (see
-    :func:`cdclake.apply.names.refusals`) has its changes quarantined with the reason. A table
+    :func:`cdclake.names.refusals`) has its changes quarantined with the reason. A table
     that fails does not stop the others: the first error is raised once every table was tried.
 
     >>> result = apply_changes(read_changes(spark, ["in.jsonl"]), "/lake")  # doctest: +SKIP
@@ -305,7 +264,7 @@ def _schemas(parts: list[Row]) -> list[str]:
 def _count_refused(
     tables: dict[str, list[Row]], refused: dict[str, str], result: BatchResult
 ) -> int:
-    """Take the refused tables (see :func:`cdclake.apply.names.refusals`) out of ``tables``;
+    """Take the refused tables (see :func:`cdclake.names.refusals`) out of ``tables``;
     their changes count as quarantined under their reason."""
     total = 0
     for name, reason in refused.items():
@@ -524,15 +483,3 @@ def _mark_input_ordered(spark: SparkSession, path: str) -> None:
     """Record on the table that it is ordered by input order only (once: status reads it)."""
     if T.cached_properties(spark, path).get(T.ORDERING_PROPERTY) != INPUT_ORDERED:
         T.set_properties(spark, path, {T.ORDERING_PROPERTY: INPUT_ORDERED})
-
-
-@dataclass(frozen=True)
-class TableStats:
-    """What the batch holds for one table (from the one aggregate that groups tables)."""
-
-    changes: int
-    truncates: int
-    deletes: int
-    befores: int  # updates with a before image: a key change among them deletes the old key
-    unavailable: int  # changes with TOAST-unavailable columns
-    input_ordered: bool = False  # its source gives no position (see cdclake.model.ORDERING_KEY)

@@ -24,7 +24,8 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from cdclake.apply import tables as T
-from cdclake.apply.scd1 import ROW, TableResult, Txn
+from cdclake.apply.results import TableResult, Txn
+from cdclake.apply.scd1 import ROW
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
 
 HASH_COL = "_cdc_row_hash"

@@ -46,8 +46,7 @@ from pyspark.sql import functions as F
 from cdclake.model import SOURCE_ID_KEY, Op
 
 if TYPE_CHECKING:
-    from cdclake.apply.batch import BatchResult
-    from cdclake.apply.scd1 import Txn
+    from cdclake.apply.results import BatchResult, Txn
     from cdclake.apply.tables import Target
 
 SOURCES = "_cdc_sources"

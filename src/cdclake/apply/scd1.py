@@ -20,8 +20,6 @@ Tables without a key keep one physical row per live source row, duplicates inclu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
@@ -30,11 +28,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from cdclake.apply import tables as T
-from cdclake.apply.names import needs_column_mapping
+from cdclake.apply.results import TableResult, TableStats, Txn
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
-
-if TYPE_CHECKING:
-    from cdclake.apply.batch import TableStats
+from cdclake.names import needs_column_mapping
 
 UPSERT = "upsert"
 DELETE = "delete"
@@ -42,23 +38,6 @@ ROW = "_cdc_row"
 """The image's columns, nested in one struct while a batch is worked on: next to the working
 columns (``position``, ``op``, ``seq``...) a source column of any name, ``position`` too."""
 
-
-@dataclass
-class TableResult:
-    """What one batch did to one table."""
-
-    table: str
-    changes: int = 0
-    inserted: int = 0
-    updated: int = 0
-    deleted: int = 0
-    ignored: int = 0  # stale, re-delivered, or a delete of a row that is not there
-    truncated: int = 0
-    stale_before_truncate: int = 0
-    key_columns: tuple[str, ...] = ()
-    key_source: str = ""
-    rows_now: int | None = None
-    input_ordered: bool = False  # ordered by input order only: its source gives no position
 
 
 def _merge_counts(result: DataFrame | None) -> tuple[int, int, int]:
@@ -72,32 +51,6 @@ def _merge_counts(result: DataFrame | None) -> tuple[int, int, int]:
         int(d.get("num_deleted_rows") or 0),
     )
 
-
-class Txn:
-    """Idempotent Delta writes: a replayed batch skips the writes it already committed."""
-
-    def __init__(self, spark: SparkSession, app_id: str | None, version: int | None) -> None:
-        self.spark, self.app_id, self.version = spark, app_id, version
-
-    def __call__(self, step: str) -> _TxnScope:
-        return _TxnScope(self, step)
-
-
-class _TxnScope:
-    def __init__(self, txn: Txn, step: str) -> None:
-        self.txn, self.step = txn, step
-
-    def __enter__(self) -> None:
-        if self.txn.app_id is not None and self.txn.version is not None:
-            conf = self.txn.spark.conf
-            conf.set("spark.databricks.delta.write.txnAppId", f"{self.txn.app_id}/{self.step}")
-            conf.set("spark.databricks.delta.write.txnVersion", str(self.txn.version))
-
-    def __exit__(self, *exc: object) -> None:
-        if self.txn.app_id is not None:
-            conf = self.txn.spark.conf
-            conf.unset("spark.databricks.delta.write.txnAppId")
-            conf.unset("spark.databricks.delta.write.txnVersion")
 
 
 def position_literal(position: Sequence[int]) -> Column:

@@ -39,9 +39,10 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StringType, StructField, StructType, TimestampType
 
+from cdclake._spark.detach import detached
 from cdclake.apply import tables as T
-from cdclake.apply.plans import detached
-from cdclake.apply.scd1 import ROW, UPSERT, TableResult, Txn, expand
+from cdclake.apply.results import TableResult, Txn
+from cdclake.apply.scd1 import ROW, UPSERT, expand
 from cdclake.errors import ConfigError
 from cdclake.model import (
     END_AT,
@@ -60,7 +61,7 @@ if TYPE_CHECKING:
 
 KIND_COL = "_cdc_kind"  # upsert, delete or truncate
 # The working columns next to the data columns are named _cdc_* too: no source column is (see
-# cdclake.apply.names.name_problem), so a source column of any other name fits beside them.
+# cdclake.names.name_problem), so a source column of any other name fits beside them.
 SEQ_COL = "_cdc_seq"  # input order of an incoming event
 UNAVAILABLE_COL = "_cdc_unavailable"
 BATCH_COL = "_cdc_batch"  # which batch brought the event (a truncate's batch does not drop its own)

@@ -1,6 +1,6 @@
 """DDL control records -> Delta table changes, each recorded in ``<target>/_cdc_ddl``.
 
-Statements are parsed with sqlglot (:mod:`cdclake.ddl`), never with regular expressions, and
+Statements are parsed with sqlglot (:mod:`cdclake.formats.ddl`), never with regular expressions, and
 applied in source order before the batch's row changes are typed, so that a CREATE TABLE types
 the rows that follow it and an ALTER TABLE ADD COLUMN widens the table first.
 
@@ -26,7 +26,7 @@ anything else        (CREATE DATABASE, indexes, grants...) recorded as skipped w
 ==================== =====================================================================
 
 A column name Delta takes only with column mapping (a space, a comma, ``$% ^,& *(``) turns it on
-for the table (see :mod:`cdclake.apply.names`); a statement that names a column no table can
+for the table (see :mod:`cdclake.names`); a statement that names a column no table can
 hold (``_cdc_*``, ``__START_AT``, ``__END_AT``, an empty name, one equal to another ignoring
 case) fails with the reason.
 
@@ -44,12 +44,12 @@ from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
-from cdclake import ddl as sql
-from cdclake import mysql_types, paths
-from cdclake.apply import names
+from cdclake import names, paths
 from cdclake.apply import tables as T
 from cdclake.apply.keyless import KEYLESS_FIELDS
-from cdclake.apply.scd1 import Txn
+from cdclake.apply.results import Txn
+from cdclake.formats import ddl as sql
+from cdclake.formats import mysql_types
 from cdclake.model import DEFAULTS_JSON_OPTIONS, POSITION_COL, POSITION_TYPE, Op
 
 DDL_TABLE = "_cdc_ddl"

@@ -24,14 +24,6 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
-from cdclake.apply.names import (
-    COLUMN_MAPPING,
-    keys_from_text,
-    mapping_properties,
-    needs_column_mapping,
-)
-from cdclake.apply.names import column as column  # re-exported: T.quote, T.column
-from cdclake.apply.names import quote as quote
 from cdclake.model import (
     LINEAGE_COL,
     OP_COL,
@@ -39,6 +31,14 @@ from cdclake.model import (
     SOURCE_TS_COL,
     is_source_column,
 )
+from cdclake.names import (
+    COLUMN_MAPPING,
+    keys_from_text,
+    mapping_properties,
+    needs_column_mapping,
+)
+from cdclake.names import column as column  # re-exported: T.quote, T.column
+from cdclake.names import quote as quote
 from cdclake.paths import join, read_text
 
 SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")

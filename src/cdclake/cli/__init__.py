@@ -2,76 +2,30 @@
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
-from rich.markup import escape
 
-from cdclake.errors import CdclakeError, one_line
+from cdclake.cli.common import (
+    MasterOption,
+    VerboseOption,
+    _failed,
+    _spark,
+    app,
+    console,
+    err,
+)
+from cdclake.errors import CdclakeError
+
+# The commands of their own modules register on ``app`` when imported.
+from cdclake.cli import cluster, produce, quarantine, status  # noqa: F401  isort: skip
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from cdclake.apply.batch import BatchResult
+    from cdclake.apply.results import BatchResult
     from cdclake.config import ApplyConfig, BinaryEncoding, DropPolicy, RenamePolicy
-
-app = typer.Typer(
-    add_completion=False,
-    no_args_is_help=True,
-    help="Land database change streams in Delta Lake tables with Apache Spark.",
-)
-# Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
-console = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, soft_wrap=True)
-
-SAMPLES = Path(__file__).resolve().parent / "samples"
-DEBUG_ENV = "CDCLAKE_DEBUG"
-_debug = {"on": os.environ.get(DEBUG_ENV, "") not in ("", "0")}
-
-
-@app.callback()
-def _options(
-    debug: Annotated[
-        bool, typer.Option("--debug", help=f"Show Python tracebacks (also {DEBUG_ENV}=1)")
-    ] = False,
-) -> None:
-    """Land database change streams in Delta Lake tables with Apache Spark."""
-    _debug["on"] = debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
-
-
-def _failed(e: Exception, where: str) -> typer.Exit:
-    """A failure that is not the data's (disk, permissions, broker, a table cdclake cannot
-    write): one line naming it and where, exit status 2; the traceback with ``--debug``."""
-    if _debug["on"]:
-        raise e
-    err.print(f"[red]error:[/red] {escape(f'{where}: {one_line(e)}')}", highlight=False)
-    return typer.Exit(2)
-
-
-def _spark(master: str | None = None, verbose: bool = False) -> SparkSession:
-    """The session of a CLI run; the JVM's console output (Ivy, start-up warnings, logs) goes to
-    a file under the cache unless ``verbose``."""
-    from cdclake import _spark as s
-
-    return s.get_or_create(master=master, log_file=None if verbose else s.new_log_file())
-
-
-MasterOption = Annotated[
-    str | None,
-    typer.Option(
-        envvar="CDCLAKE_SPARK_MASTER",
-        help="Spark master URL, e.g. spark://HOST:7077 (default local[2])",
-    ),
-]
-VerboseOption = Annotated[
-    bool, typer.Option(help="Show Spark's own output (else in $CDCLAKE_CACHE/logs)")
-]
-
 
 @app.command()
 def apply(
@@ -152,8 +106,8 @@ def apply(
         parse_primary_key,
         parse_scd_type,
     )
-    from cdclake.report import print_summary
-    from cdclake.runner import run_batch, run_stream
+    from cdclake.run.runner import run_batch, run_stream
+    from cdclake.run.summary import print_summary
 
     try:
         config = ApplyConfig(
@@ -200,13 +154,13 @@ def apply(
         elif config.stream:
 
             def progress(batch_id: int, r: object) -> None:
-                from cdclake.report import reconciliation
+                from cdclake.run.summary import reconciliation
 
                 console.print(f"batch {batch_id}: {reconciliation(r)}")  # type: ignore[arg-type]
 
             result = run_stream(spark, config, progress)
         else:
-            from cdclake.progress import reporting
+            from cdclake.phases import reporting
 
             with reporting(err):
                 result = run_batch(spark, config)
@@ -229,9 +183,9 @@ def _validation_message(e: ValidationError) -> str:
 
 
 def _run_kafka(spark: SparkSession, config: ApplyConfig) -> BatchResult:
-    """The Kafka query: one progress line per micro-batch (see cdclake.streaming)."""
-    from cdclake.stream_metrics import progress_line
-    from cdclake.streaming import run_kafka
+    """The Kafka query: one progress line per micro-batch (see cdclake.run.streaming)."""
+    from cdclake.run.stream_metrics import progress_line
+    from cdclake.run.streaming import run_kafka
 
     what = config.topic_pattern or ", ".join(config.topics)
     console.print(
@@ -251,7 +205,7 @@ def demo(
     verbose: VerboseOption = False,
 ) -> None:
     """Apply the bundled sample events (every Debezium example of the docs) and show each table."""
-    from cdclake.demo import run_demo
+    from cdclake.run.demo import run_demo
 
     try:
         run_demo(_spark(master, verbose), target, console)
@@ -264,13 +218,5 @@ def main() -> None:
     app()
 
 
-# Commands of their own modules register on ``app`` when imported: status, quarantine, report
-# (cli_status, cli_quarantine), submit-args (cli_cluster), convert and publish (cli_produce).
-from cdclake import cli_cluster, cli_produce, cli_quarantine, cli_status  # noqa: E402, F401
-
 if __name__ == "__main__":
-    # run as ``python -m cdclake.cli``: the commands of cli_status/cli_quarantine register on the
-    # ``app`` of the module imported under its own name, not on this ``__main__`` copy
-    from cdclake.cli import main as _main
-
-    _main()
+    main()

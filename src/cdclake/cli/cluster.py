@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from cdclake.cli import app, console
+from cdclake.cli.common import app, console
 
 
 def submit_args(packages: bool = False, master: str | None = None) -> list[str]:

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 from rich.markup import escape
 
-from cdclake.cli import _spark, app, console, err
+from cdclake.cli.common import _spark, app, console, err
 from cdclake.errors import CdclakeError, ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
-    from cdclake.formats._encode import Connector, EncodeOptions
     from cdclake.formats.base import DecodeOptions
+    from cdclake.formats.encode import Connector, EncodeOptions
 
 ToFormat = Annotated[str, typer.Option("--to", help="debezium, canal, ckafka or dataworks")]
 Connector_ = Annotated[
@@ -77,7 +77,7 @@ def _options(
     heartbeat_interval_ms: int | None,
     source_timezone: str,
 ) -> EncodeOptions:
-    from cdclake.formats._encode import EncodeOptions
+    from cdclake.formats.encode import EncodeOptions
 
     if connector is not None and connector not in ("sqlserver", "postgresql", "mysql"):
         raise ConfigError(f"--connector {connector!r}: expected sqlserver, postgresql or mysql")
@@ -101,7 +101,7 @@ def _kafka_options(pairs: list[str] | None) -> dict[str, str]:
 
 def _report(messages: DataFrame, quarantine: str | None = None) -> dict[str, int]:
     """Print the counts and the most frequent quarantine reasons; return the counts."""
-    from cdclake import produce
+    from cdclake.run import produce
 
     c = produce.counts(messages)
     where = f" (in {quarantine})" if quarantine else ""
@@ -120,7 +120,7 @@ def _first_reason(messages: DataFrame) -> tuple[str, int] | None:
     """The most frequent reason a change was quarantined, else a control record skipped."""
     from pyspark.sql import functions as F
 
-    from cdclake import produce
+    from cdclake.run import produce
 
     found = produce.reasons(messages, limit=1)
     if found:
@@ -153,7 +153,7 @@ def _write(
     kafka_options: dict[str, str],
     mode: str = "overwrite",
 ) -> None:
-    from cdclake import produce
+    from cdclake.run import produce
 
     if output is not None:
         produce.write_files(messages, output, mode)
@@ -254,8 +254,9 @@ def _convert_files(
     decode_options: DecodeOptions,
 ) -> None:
     """One batch: the input files in name order, written as ``apply`` reads them back."""
-    from cdclake import produce, sources
+    from cdclake import sources
     from cdclake.decode import release
+    from cdclake.run import produce
 
     epoch = sources.epoch_now()
     raw, _ = sources.read_files_counted(spark, inputs, epoch)
@@ -289,7 +290,7 @@ class _KafkaConvert:
         kafka: dict[str, str],
         checkpoint: str,
     ) -> None:
-        from cdclake import produce
+        from cdclake.run import produce
 
         self.spark, self.from_, self.to = spark, from_, to
         self.options, self.decode_options = options, decode_options
@@ -300,9 +301,10 @@ class _KafkaConvert:
         self.reason: tuple[str, int] | None = None
 
     def __call__(self, df: DataFrame, batch_id: int) -> None:
-        from cdclake import produce, sources
+        from cdclake import sources
         from cdclake.decode import release
-        from cdclake.stream_metrics import batch_epoch
+        from cdclake.run import produce
+        from cdclake.run.stream_metrics import batch_epoch
 
         epoch = batch_epoch(self.spark, self.checkpoint, batch_id) or sources.epoch_now()
         raw = sources.from_kafka_df(df, epoch)
@@ -359,7 +361,7 @@ def publish(
     kafka_option: KafkaOption = None,
 ) -> None:
     """Publish a Delta table's Change Data Feed as change events of a format."""
-    from cdclake import produce
+    from cdclake.run import produce
 
     try:
         options = _options(

@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from cdclake.cli import _spark, app, console, err
+from cdclake.cli.common import _spark, app, console, err
 from cdclake.errors import CdclakeError
 
 if TYPE_CHECKING:
-    from cdclake.quarantine import Selection
+    from cdclake.ops.quarantine import Selection
 
 quarantine_app = typer.Typer(
     no_args_is_help=True, help="Inspect the quarantine and replay what is in it."
@@ -25,7 +25,7 @@ Since = Annotated[str | None, typer.Option(help="Only records quarantined at or 
 
 
 def _selection(reason: str | None, table: str | None, since: str | None) -> Selection:
-    from cdclake.quarantine import Selection
+    from cdclake.ops.quarantine import Selection
 
     return Selection(reason=reason, table=table, since=since)
 
@@ -35,7 +35,7 @@ def list_(
     target: Target, reason: Reason = None, table: TableGlob = None, since: Since = None
 ) -> None:
     """Counts of quarantined records by reason and table."""
-    from cdclake.quarantine import counts
+    from cdclake.ops.quarantine import counts
 
     try:
         rows = counts(_spark(), target, _selection(reason, table, since))
@@ -60,7 +60,7 @@ def show(
     limit: Annotated[int, typer.Option(min=1, help="At most this many records")] = 20,
 ) -> None:
     """The raw records with where they came from (file + line, or topic + partition + offset)."""
-    from cdclake.quarantine import show as rows_of
+    from cdclake.ops.quarantine import show as rows_of
 
     try:
         rows = rows_of(_spark(), target, _selection(reason, table, since), limit)
@@ -97,7 +97,7 @@ def replay(
     """Decode and apply the selected records again with these options; those that now apply
     leave the quarantine, the others stay with their new reason. Exactly once if interrupted."""
     from cdclake.config import ApplyConfig, parse_primary_key
-    from cdclake.quarantine import replay as run_replay
+    from cdclake.ops.quarantine import replay as run_replay
 
     try:
         config = ApplyConfig(

@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from cdclake.cli import _spark, app, console, err
+from cdclake.cli.common import _spark, app, console, err
 from cdclake.errors import CdclakeError
 
 if TYPE_CHECKING:
-    from cdclake.status import Status, TableStatus
+    from cdclake.ops.status import Status, TableStatus
 
 
 @app.command()
@@ -25,7 +25,7 @@ def status(
     ] = None,
 ) -> None:
     """Per table: rows, key, SCD type, last position, freshness, quarantine; then the stream."""
-    from cdclake.status import parse_duration, target_status
+    from cdclake.ops.status import parse_duration, target_status
 
     try:
         limit = parse_duration(max_staleness) if max_staleness is not None else None
@@ -112,7 +112,7 @@ def report(
     out: Annotated[str, typer.Option(help="The HTML file to write")] = "report.html",
 ) -> None:
     """One self-contained HTML file: throughput, lag, freshness, quarantine, the status table."""
-    from cdclake.html_report import write_report
+    from cdclake.ops.html_report import write_report
 
     try:
         write_report(_spark(), target, out)

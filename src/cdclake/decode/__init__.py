@@ -30,9 +30,8 @@ from pyspark.sql.types import (
 )
 
 from cdclake import formats
-from cdclake.apply.names import name_problem
+from cdclake._spark.plan_cache import replayed
 from cdclake.errors import DecodeError, TableError
-from cdclake.formats._values import date_from_days
 from cdclake.formats.base import (
     DETECTED,
     IMAGE_COLUMNS,
@@ -45,6 +44,7 @@ from cdclake.formats.base import (
     parse_detection,
     select_envelope,
 )
+from cdclake.formats.values import date_from_days
 from cdclake.model import (
     CHANGE_SCHEMA,
     DATA_OPS,
@@ -54,7 +54,7 @@ from cdclake.model import (
     Op,
     is_source_column,
 )
-from cdclake.replay import replayed
+from cdclake.names import name_problem
 from cdclake.sources import value_text, with_order
 
 TableSchemas = Callable[[str], StructType | None]

@@ -35,7 +35,7 @@ from pyspark.sql.types import (
 from cdclake.model import LINEAGE_TYPE, POSITION_TYPE
 
 if TYPE_CHECKING:
-    from cdclake.formats._encode import EncodeOptions
+    from cdclake.formats.encode import EncodeOptions
 
 Converter = Callable[[Column], Column]
 """Raw text of one JSON value -> a typed Column; null when the text does not fit the type.
@@ -164,7 +164,7 @@ class Format(ABC):
 
     def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
         """Canonical changes -> messages of this format
-        (:data:`cdclake.formats._encode.MESSAGE_SCHEMA`): the inverse of decoding, for every
+        (:data:`cdclake.formats.encode.MESSAGE_SCHEMA`): the inverse of decoding, for every
         field the format carries."""
         from cdclake.errors import ConfigError
 

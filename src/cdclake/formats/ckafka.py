@@ -30,14 +30,14 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType
 
-from cdclake import mysql_types
-from cdclake.formats._values import binary_text
+from cdclake.formats import mysql_types
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
 from cdclake.formats.canal import CanalFormat, lookup, mysql_column_specs
+from cdclake.formats.values import binary_text
 from cdclake.model import KeySource, Op
 
 if TYPE_CHECKING:
-    from cdclake.formats._encode import EncodeOptions
+    from cdclake.formats.encode import EncodeOptions
 
 TYPES: dict[str, str] = {"I": Op.INSERT, "l": Op.INSERT, "U": Op.UPDATE, "D": Op.DELETE}
 _EXPECTED = "I (also written l), U, D"
@@ -174,6 +174,6 @@ class CKafkaFormat(Format):
         return mysql_column_specs(schema_token, options)
 
     def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
-        from cdclake.formats import _encode_canal
+        from cdclake.formats.canal import encode as _encode_canal
 
         return _encode_canal.encode_ckafka(changes, options)

@@ -13,7 +13,8 @@ Canal and CKafka carry DDL as SQL text (``"sql"`` of a message with ``isDdl: tru
   (CREATE/DROP DATABASE, indexes, constraints, views, users, grants, table options, comments
   only) become :class:`NoOp` with the reason.
 - ``ColumnDef.type_sql`` is the column type as MySQL text (``varchar(255)``, ``bigint unsigned``,
-  ``decimal(10,2)``, ``enum('a','b')``) that :func:`cdclake.mysql_types.spark_type` reads. Integer
+  ``decimal(10,2)``, ``enum('a','b')``) that
+  :func:`cdclake.formats.mysql_types.spark_type` reads. Integer
   display widths are dropped except ``tinyint(1)``; ``bool`` becomes ``tinyint(1)``, ``serial``
   ``bigint unsigned``, ``real`` ``double`` and the geometry subtypes ``geometry``.
 - ``CHANGE old new type`` is :class:`RenameColumn` with the new definition, or
@@ -610,7 +611,8 @@ _NAMES = {
 
 
 def type_sql(data_type: exp.DataType) -> str:
-    """A sqlglot column type as MySQL text that :func:`cdclake.mysql_types.spark_type` reads.
+    """A sqlglot column type as MySQL text that :func:`~cdclake.formats.mysql_types.spark_type`
+    reads.
 
     >>> type_sql(exp.DataType.build("BIGINT(20) UNSIGNED", dialect="mysql"))
     'bigint unsigned'

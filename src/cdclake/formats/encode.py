@@ -80,7 +80,7 @@ class EncodeOptions:
       (:func:`map_positions`); None, it is quarantined.
 
     ``connector`` None: the connector the changes name (see
-    :func:`cdclake.formats._encode_debezium.source_connector`).
+    :func:`cdclake.formats.debezium.encode.source_connector`).
     """
 
     connector: Connector | None = "postgresql"

@@ -1,7 +1,8 @@
 """MySQL column types -> Spark types, and canal's text values -> typed Columns.
 
 Used by the Canal, CKafka and DataWorks decoders (column types from canal's ``mysqlType`` map or
-from a CREATE TABLE seen earlier) and by the applier's DDL handling (:mod:`cdclake.ddl` renders
+from a CREATE TABLE seen earlier) and by the applier's DDL handling
+(:mod:`cdclake.formats.ddl` renders
 column types as the MySQL text this module reads).
 
 Values arrive as text, the way canal's ``LogEventConvert`` renders them (alibaba/canal, module
@@ -49,7 +50,7 @@ the producer we follow. Index 0 is MySQL's error value, the empty string.
 
 Example::
 
-    >>> from cdclake.mysql_types import spark_type, column_spec
+    >>> from cdclake.formats.mysql_types import spark_type, column_spec
     >>> spark_type("bigint(20) unsigned")
     DecimalType(20,0)
     >>> spec = column_spec("price", "decimal(10,2)")
@@ -83,8 +84,8 @@ from pyspark.sql.types import (
 )
 
 from cdclake.errors import ConfigError, DecodeError
-from cdclake.formats._values import binary_text
 from cdclake.formats.base import ColumnSpec
+from cdclake.formats.values import binary_text
 
 MAX_SPARK_PRECISION = 38
 
@@ -485,7 +486,7 @@ def column_spec(
     Its ``convert`` reads canal's text value (see the module table) and returns NULL when the
     value does not fit; ``expected`` is the MySQL type. ``source_timezone`` is the zone in which
     ``timestamp`` values are written (canal: its JVM's default zone); ``binary_encoding`` how
-    binary values are written (:data:`cdclake.formats._values.BINARY_ENCODINGS`).
+    binary values are written (:data:`cdclake.formats.values.BINARY_ENCODINGS`).
 
     >>> spec = column_spec("created", "timestamp(3)", source_timezone="Asia/Shanghai")
     >>> spec.data_type

@@ -1,7 +1,7 @@
 """``cdclake report``: one self-contained HTML file on a target (inline SVG, no script, no CDN).
 
 Sections: throughput and lag over the last batches, freshness per table, quarantine by reason
-over time, and the status table of :mod:`cdclake.status`. Only small aggregates (one row per
+over time, and the status table of :mod:`cdclake.ops.status`. Only small aggregates (one row per
 batch, per table, per reason and batch) reach the driver.
 
 >>> write_report(spark, "/lake", "report.html")  # doctest: +SKIP
@@ -16,10 +16,10 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from cdclake import svg
 from cdclake.apply import tables as T
 from cdclake.apply.liveness import SOURCES
-from cdclake.status import Status, _load, target_status, utc
+from cdclake.ops import charts as svg
+from cdclake.ops.status import Status, _load, target_status, utc
 
 MAX_BATCHES = 60
 MAX_REASONS = 6

@@ -29,7 +29,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.apply import tables as T
-from cdclake.apply.scd1 import Txn
+from cdclake.apply.results import Txn
 from cdclake.config import ApplyConfig
 from cdclake.errors import ConfigError
 
@@ -135,7 +135,7 @@ def replay(
     spark: SparkSession, target: str, selection: Selection, config: ApplyConfig
 ) -> ReplaySummary:
     """Replay the selected quarantined records with ``config`` (its target is ``target``)."""
-    from cdclake.runner import apply_raw
+    from cdclake.run.runner import apply_raw
     from cdclake.sources import raw_from_lines_df
 
     tgt = T.Target(target)

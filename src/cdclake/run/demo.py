@@ -17,10 +17,10 @@ from rich.table import Table
 
 from cdclake.apply.tables import QUARANTINE, Target
 from cdclake.config import ApplyConfig
-from cdclake.report import print_summary
-from cdclake.runner import run_batch
+from cdclake.run.runner import run_batch
+from cdclake.run.summary import print_summary
 
-SAMPLES = Path(__file__).resolve().parent / "samples"
+SAMPLES = Path(__file__).resolve().parents[1] / "samples"
 
 
 def show_table(

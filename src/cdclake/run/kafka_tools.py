@@ -32,8 +32,8 @@ Example::
 Command line (``--bootstrap`` defaults to ``$KAFKA_BOOTSTRAP`` or ``127.0.0.1:$KAFKA_PORT``,
 the broker ``scripts/kafka.sh start`` runs)::
 
-    python -m cdclake.kafka_tools produce events.jsonl --topic orders
-    python -m cdclake.kafka_tools dump --topic orders > orders.jsonl
+    python -m cdclake.run.kafka_tools produce events.jsonl --topic orders
+    python -m cdclake.run.kafka_tools dump --topic orders > orders.jsonl
 """
 
 from __future__ import annotations
@@ -376,7 +376,7 @@ def _default_bootstrap() -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m cdclake.kafka_tools", description=__doc__.split("\n\n")[0]
+        prog="python -m cdclake.run.kafka_tools", description=__doc__.split("\n\n")[0]
     )
     sub = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
@@ -398,7 +398,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m cdclake.kafka_tools``; returns the exit code."""
+    """Entry point of ``python -m cdclake.run.kafka_tools``; returns the exit code."""
     args = _parser().parse_args(argv)
     try:
         if args.command == "produce":

@@ -21,11 +21,11 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructField, StructType
 
 from cdclake import formats, paths
-from cdclake.apply.names import column
 from cdclake.errors import ConfigError, DecodeError
-from cdclake.formats._encode import MESSAGE_SCHEMA, EncodeOptions
 from cdclake.formats.base import DecodeOptions
+from cdclake.formats.encode import MESSAGE_SCHEMA, EncodeOptions
 from cdclake.model import CHANGE_SCHEMA, META_PREFIX, KeySource, Op
+from cdclake.names import column
 
 CDF_COLUMNS = ("_change_type", "_commit_version", "_commit_timestamp")
 _CHANGE_RANK = {"delete": 0, "update_preimage": 1, "update_postimage": 1, "insert": 2}
@@ -33,7 +33,7 @@ TOPIC_FIELDS = ("db", "schema", "table", "source")
 
 
 def encode(changes: DataFrame, format_name: str, options: EncodeOptions | None = None) -> DataFrame:
-    """Canonical changes -> messages (:data:`cdclake.formats._encode.MESSAGE_SCHEMA`)."""
+    """Canonical changes -> messages (:data:`cdclake.formats.encode.MESSAGE_SCHEMA`)."""
     if format_name == formats.AUTO:
         raise ConfigError(
             "--to auto: name the format to write (" + ", ".join(formats.names()) + ")"
@@ -280,7 +280,7 @@ class SourceTables:
 
     def learn(self, env: DataFrame, options: DecodeOptions | None = None) -> None:
         """Follow the DDL records of a batch's envelopes, in source order (a small collect)."""
-        from cdclake import ddl
+        from cdclake.formats import ddl
 
         records = (
             env.filter((F.col("op") == Op.DDL) & F.col("error").isNull())
@@ -297,8 +297,8 @@ class SourceTables:
                 continue
 
     def _follow(self, action: object, boolean: bool) -> None:
-        from cdclake import ddl
-        from cdclake.mysql_types import spark_type
+        from cdclake.formats import ddl
+        from cdclake.formats.mysql_types import spark_type
 
         def typed(column: ddl.ColumnDef) -> DataType:
             return spark_type(column.type_sql, tinyint1_as_boolean=boolean)

@@ -12,9 +12,10 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from cdclake import paths, progress, sources
-from cdclake.apply.batch import BatchResult, apply_changes
-from cdclake.apply.scd1 import Txn
+from cdclake import paths, sources
+from cdclake import phases as progress
+from cdclake.apply.batch import apply_changes
+from cdclake.apply.results import BatchResult, Txn
 from cdclake.apply.schema_changes import apply_ddl_records
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
@@ -205,7 +206,7 @@ def run_stream(
     app_id = app_id_for(config.checkpoint)
     known = KnownGroups()  # batches after the first of a schema decode in one pass
 
-    from cdclake.stream_metrics import batch_epoch
+    from cdclake.run.stream_metrics import batch_epoch
 
     def each(batch: DataFrame, batch_id: int) -> None:
         assert config.checkpoint is not None

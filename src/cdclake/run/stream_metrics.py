@@ -33,9 +33,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from cdclake.apply.batch import BatchResult
+from cdclake.apply.results import BatchResult
 from cdclake.apply.tables import BATCHES, Target
-from cdclake.report import reconciliation
+from cdclake.run.summary import reconciliation
 
 _log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """Kafka -> Delta with Structured Streaming, exactly once across crashes.
 
 The query reads with Spark's Kafka source and applies each micro-batch with
-:func:`cdclake.runner.apply_raw`. Exactly once rests on two things:
+:func:`cdclake.run.runner.apply_raw`. Exactly once rests on two things:
 
 - Spark's checkpoint: the offsets of batch *n* are logged before it runs, and a batch that was
   not marked committed is run again after a restart, with the same id over the same offsets;
@@ -30,14 +30,14 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake import sources
-from cdclake.apply.batch import BatchResult, quarantine
-from cdclake.apply.scd1 import Txn
+from cdclake.apply.batch import quarantine
+from cdclake.apply.results import BatchResult, Txn
 from cdclake.apply.tables import Target, rows_in
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
-from cdclake.runner import app_id_for, apply_raw, start_query
-from cdclake.stream_metrics import (
+from cdclake.run.runner import app_id_for, apply_raw, start_query
+from cdclake.run.stream_metrics import (
     BatchMetrics,
     LatestOffsets,
     batch_end_offsets,
@@ -163,7 +163,8 @@ def process_batch(
 ) -> BatchMetrics:
     """Apply one micro-batch of Spark's Kafka source and write its ``_cdc_batches`` record.
 
-    ``known``: the groups the query's earlier batches typed (see :func:`cdclake.runner.apply_raw`).
+    ``known``: the groups the query's earlier batches typed (see
+    :func:`cdclake.run.runner.apply_raw`).
     """
     spark = kafka.sparkSession
     started = now()

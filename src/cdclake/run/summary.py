@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from cdclake.apply.batch import BatchResult
+from cdclake.apply.results import BatchResult
 
 
 def summary_table(result: BatchResult, title: str = "cdclake apply") -> Table:

@@ -13,7 +13,7 @@ MySQL Subscription Messages" (its DDL messages are canal flat messages). One mes
   element of the position). ``old[i]`` pairs with ``data[i]`` and holds only the changed columns;
   a key present with JSON null means "was NULL" (FLINK-19446), so the before image is ``data[i]``
   overlaid with every key of ``old[i]``.
-- Row images are typed from ``mysqlType`` (:mod:`cdclake.mysql_types`); keys come from
+- Row images are typed from ``mysqlType`` (:mod:`cdclake.formats.mysql_types`); keys come from
   ``pkNames``; the table is ``database.table``.
 - A flat message has no binlog coordinates. The position is ``[es (ms), input order..., row
   index]`` (input order: the batch, the file in name order and the line, or the Kafka partition
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, ClassVar
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from cdclake import mysql_types
 from cdclake.errors import DecodeError
+from cdclake.formats import mysql_types
 from cdclake.formats.base import (
     ColumnSpec,
     DecodeOptions,
@@ -53,7 +53,7 @@ from cdclake.model import INPUT_ORDERED, ORDERING_KEY, KeySource, Op
 from cdclake.sources import value_text
 
 if TYPE_CHECKING:
-    from cdclake.formats._encode import EncodeOptions
+    from cdclake.formats.encode import EncodeOptions
 
 ROW_TYPES: tuple[str, ...] = ("INSERT", "UPDATE", "DELETE")
 DDL_TYPES: tuple[str, ...] = ("CREATE", "ALTER", "ERASE", "QUERY", "RENAME", "CINDEX", "DINDEX")
@@ -215,7 +215,7 @@ class CanalFormat(Format):
         return mysql_column_specs(schema_token, options)
 
     def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
-        from cdclake.formats import _encode_canal
+        from cdclake.formats.canal import encode as _encode_canal
 
         return _encode_canal.encode_canal(changes, options)
 

@@ -1,7 +1,7 @@
 """Canal and CKafka encoders: canonical changes -> canal flat messages / Official Format I.
 
 Column types are written as MySQL types (``mysqlType``) with their ``java.sql.Types`` code
-(``sqlType``), and values as canal's text (:mod:`cdclake.mysql_types` reads them back):
+(``sqlType``), and values as canal's text (:mod:`cdclake.formats.mysql_types` reads them back):
 
 =================== ===================== ======= ============================================
 Spark type          mysqlType             sqlType value text
@@ -68,8 +68,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from cdclake.formats import _encode as E
-from cdclake.formats import _values as V
+from cdclake.formats import encode as E
+from cdclake.formats import values as V
 from cdclake.model import Op
 
 _TYPES: dict[type[DataType], tuple[str, int]] = {

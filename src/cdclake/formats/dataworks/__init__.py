@@ -47,7 +47,7 @@ from pyspark.sql.types import (
 )
 
 from cdclake.errors import DecodeError
-from cdclake.formats import _values
+from cdclake.formats import values as _values
 from cdclake.formats.base import (
     ColumnSpec,
     DecodeOptions,
@@ -60,7 +60,7 @@ from cdclake.formats.canal import lookup
 from cdclake.model import KeySource, Op
 
 if TYPE_CHECKING:
-    from cdclake.formats._encode import EncodeOptions
+    from cdclake.formats.encode import EncodeOptions
 
 ROW_ID = "#alibaba_rds_row_id#"
 BEFORE_HALF = ("UPDATE_BEFOR", "UPDATE_BEFORE")
@@ -234,6 +234,6 @@ class DataWorksFormat(Format):
         return specs
 
     def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
-        from cdclake.formats import _encode_dataworks
+        from cdclake.formats.dataworks import encode as _encode_dataworks
 
         return _encode_dataworks.encode(changes, options)

@@ -51,7 +51,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from cdclake.formats import _encode as E
+from cdclake.formats import encode as E
 from cdclake.formats.dataworks import ROW_ID
 from cdclake.model import Op
 

@@ -39,7 +39,7 @@ binary, int16). ``source.snapshot`` (``first``, ``first_in_data_collection``, ``
 op ``r`` alone makes a snapshot read.
 
 With the schema envelope the row images are typed from the field schemas
-(:mod:`cdclake.formats.debezium_types`); bare payloads are typed from the target table or inferred.
+(:mod:`cdclake.formats.debezium.types`); bare payloads are typed from the target table or inferred.
 MySQL/MariaDB ``bigint unsigned`` needs ``bigint.unsigned.handling.mode=precise`` (Decimal(20,0)):
 with the default ``long`` the schema is a plain int64 and values >= 2^63 arrive negative, which no
 decoder can tell apart from a signed bigint.
@@ -54,7 +54,6 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructField, StructType
 
-from cdclake.formats import debezium_types
 from cdclake.formats.base import (
     IMAGE_COLUMNS,
     REPARSE,
@@ -67,10 +66,11 @@ from cdclake.formats.base import (
     parse_value,
     select_envelope,
 )
+from cdclake.formats.debezium import types as debezium_types
 from cdclake.model import INPUT_ORDERED, ORDERING_KEY, SOURCE_ID_KEY, KeySource, Op
 
 if TYPE_CHECKING:
-    from cdclake.formats._encode import EncodeOptions
+    from cdclake.formats.encode import EncodeOptions
 
 OPS: dict[str, str] = {
     "c": Op.INSERT,
@@ -424,6 +424,6 @@ class DebeziumFormat(Format):
         return debezium_types.row_specs(fields)
 
     def encode(self, changes: DataFrame, options: EncodeOptions) -> DataFrame:
-        from cdclake.formats import _encode_debezium
+        from cdclake.formats.debezium import encode as _encode_debezium
 
         return _encode_debezium.encode(changes, options)

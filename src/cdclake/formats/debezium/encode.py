@@ -71,8 +71,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from cdclake.formats import _encode as E
-from cdclake.formats import _values as V
+from cdclake.formats import encode as E
+from cdclake.formats import values as V
 from cdclake.model import Op
 
 CONNECTORS: tuple[E.Connector, ...] = ("sqlserver", "postgresql", "mysql")
@@ -386,7 +386,7 @@ def _prefix(table: str, options: E.EncodeOptions) -> str:
 
 
 def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
-    """Canonical changes -> Debezium records (:data:`cdclake.formats._encode.MESSAGE_SCHEMA`)."""
+    """Canonical changes -> Debezium records (:data:`cdclake.formats.encode.MESSAGE_SCHEMA`)."""
     connector = options.connector or source_connector(changes)
     options = replace(options, connector=connector)
     changes = E.map_positions(changes, spells(connector), sequence(connector), options.epoch)

@@ -46,7 +46,7 @@ type is already known. Mapping decisions (see also ``FORMATS.md`` §1):
 - ``ColumnSpec.nullable`` is the field's ``optional`` flag (nullable when the flag is missing).
 - Not supported: a NUMERIC ``Decimal`` nested in an array, map or struct (read as base64 text).
 
-The value-level column expressions live in :mod:`cdclake.formats._values`.
+The value-level column expressions live in :mod:`cdclake.formats.values`.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ from pyspark.sql.types import (
 )
 
 from cdclake.errors import DecodeError
-from cdclake.formats import _values as V
+from cdclake.formats import values as V
 from cdclake.formats.base import ColumnSpec, Converter
 
 UNAVAILABLE = "__debezium_unavailable_value"
@@ -162,7 +162,7 @@ def _base64_decimal(number: float, scale: int) -> str | None:
     """A NUMERIC ``Decimal`` default (a JSON number, as Python read it) -> the base64 text
     BASE64 writes, what the converter reads for a string; None (unknown) when it is not a number
     of that scale, or is a float that does not determine one (as in
-    :func:`cdclake.formats._values.decimal_from_number`: Python's shortest text of a float is
+    :func:`cdclake.formats.values.decimal_from_number`: Python's shortest text of a float is
     the number where the number has at most 15 significant digits)."""
     if isinstance(number, float):
         if not math.isfinite(number):

@@ -1,0 +1,107 @@
+"""What applying does, as data: per-table and per-batch results, the stats a batch holds for a
+table, and the idempotent-write scope of a batch. A leaf of :mod:`cdclake.apply`: every applier
+module imports it, it imports none of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import SparkSession
+
+
+@dataclass
+class TableResult:
+    """What one batch did to one table."""
+
+    table: str
+    changes: int = 0
+    inserted: int = 0
+    updated: int = 0
+    deleted: int = 0
+    ignored: int = 0  # stale, re-delivered, or a delete of a row that is not there
+    truncated: int = 0
+    stale_before_truncate: int = 0
+    key_columns: tuple[str, ...] = ()
+    key_source: str = ""
+    rows_now: int | None = None
+    input_ordered: bool = False  # ordered by input order only: its source gives no position
+
+
+@dataclass
+class BatchResult:
+    """What one batch did: per-table results and the batch-wide counts."""
+
+    tables: dict[str, TableResult] = field(default_factory=dict)
+    messages: int | None = None  # input records (lines or Kafka messages), when known
+    changes: int = 0  # data changes decoded (a multi-row message gives several)
+    control: int = 0
+    control_by_op: dict[str, int] = field(default_factory=dict)
+    quarantined: int = 0
+    excluded: int = 0  # changes of tables left out by --include/--exclude
+    quarantine_reasons: dict[str, int] = field(default_factory=dict)
+    one_pass: bool = False  # typed in one pass, with the plans of earlier batches of a stream
+
+    @property
+    def applied(self) -> int:
+        return self.changes - self.ignored
+
+    @property
+    def ignored(self) -> int:
+        return sum(t.ignored for t in self.tables.values())
+
+    def merge(self, other: BatchResult) -> None:
+        for name, t in other.tables.items():
+            mine = self.tables.setdefault(name, TableResult(name))
+            for attr in ("changes", "inserted", "updated", "deleted", "ignored", "truncated"):
+                setattr(mine, attr, getattr(mine, attr) + getattr(t, attr))
+            mine.key_columns, mine.key_source = t.key_columns, t.key_source
+            mine.input_ordered = mine.input_ordered or t.input_ordered
+            mine.rows_now = t.rows_now
+        self.messages = (self.messages or 0) + (other.messages or 0)
+        self.changes += other.changes
+        self.control += other.control
+        self.quarantined += other.quarantined
+        self.excluded += other.excluded
+        for k, v in other.control_by_op.items():
+            self.control_by_op[k] = self.control_by_op.get(k, 0) + v
+        for k, v in other.quarantine_reasons.items():
+            self.quarantine_reasons[k] = self.quarantine_reasons.get(k, 0) + v
+
+
+@dataclass(frozen=True)
+class TableStats:
+    """What the batch holds for one table (from the one aggregate that groups tables)."""
+
+    changes: int
+    truncates: int
+    deletes: int
+    befores: int  # updates with a before image: a key change among them deletes the old key
+    unavailable: int  # changes with TOAST-unavailable columns
+    input_ordered: bool = False  # its source gives no position (see cdclake.model.ORDERING_KEY)
+
+
+class Txn:
+    """Idempotent Delta writes: a replayed batch skips the writes it already committed."""
+
+    def __init__(self, spark: SparkSession, app_id: str | None, version: int | None) -> None:
+        self.spark, self.app_id, self.version = spark, app_id, version
+
+    def __call__(self, step: str) -> _TxnScope:
+        return _TxnScope(self, step)
+
+
+class _TxnScope:
+    def __init__(self, txn: Txn, step: str) -> None:
+        self.txn, self.step = txn, step
+
+    def __enter__(self) -> None:
+        if self.txn.app_id is not None and self.txn.version is not None:
+            conf = self.txn.spark.conf
+            conf.set("spark.databricks.delta.write.txnAppId", f"{self.txn.app_id}/{self.step}")
+            conf.set("spark.databricks.delta.write.txnVersion", str(self.txn.version))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.txn.app_id is not None:
+            conf = self.txn.spark.conf
+            conf.unset("spark.databricks.delta.write.txnAppId")
+            conf.unset("spark.databricks.delta.write.txnVersion")

@@ -1,0 +1,71 @@
+"""What every command module of the CLI shares: the ``app`` they register on, the consoles,
+the Spark session of a run, the one-line failure, the options of several commands.
+
+A leaf: command modules import it, :mod:`cdclake.cli` imports them, nothing imports back.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from cdclake.errors import one_line
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Land database change streams in Delta Lake tables with Apache Spark.",
+)
+# Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
+console = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, soft_wrap=True)
+
+DEBUG_ENV = "CDCLAKE_DEBUG"
+_debug = {"on": os.environ.get(DEBUG_ENV, "") not in ("", "0")}
+
+
+@app.callback()
+def _options(
+    debug: Annotated[
+        bool, typer.Option("--debug", help=f"Show Python tracebacks (also {DEBUG_ENV}=1)")
+    ] = False,
+) -> None:
+    """Land database change streams in Delta Lake tables with Apache Spark."""
+    _debug["on"] = debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+
+
+def _failed(e: Exception, where: str) -> typer.Exit:
+    """A failure that is not the data's (disk, permissions, broker, a table cdclake cannot
+    write): one line naming it and where, exit status 2; the traceback with ``--debug``."""
+    if _debug["on"]:
+        raise e
+    err.print(f"[red]error:[/red] {escape(f'{where}: {one_line(e)}')}", highlight=False)
+    return typer.Exit(2)
+
+
+def _spark(master: str | None = None, verbose: bool = False) -> SparkSession:
+    """The session of a CLI run; the JVM's console output (Ivy, start-up warnings, logs) goes to
+    a file under the cache unless ``verbose``."""
+    from cdclake import _spark as s
+
+    return s.get_or_create(master=master, log_file=None if verbose else s.new_log_file())
+
+
+MasterOption = Annotated[
+    str | None,
+    typer.Option(
+        envvar="CDCLAKE_SPARK_MASTER",
+        help="Spark master URL, e.g. spark://HOST:7077 (default local[2])",
+    ),
+]
+VerboseOption = Annotated[
+    bool, typer.Option(help="Show Spark's own output (else in $CDCLAKE_CACHE/logs)")
+]
