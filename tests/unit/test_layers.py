@@ -5,11 +5,16 @@ that breaks the layering fails here before it fails anyone's import order."""
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cdclake import globs
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 PACKAGE = SRC / "cdclake"
@@ -24,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
         "cdclake.paths",
         "cdclake.phases",
         "cdclake.names",
+        "cdclake.globs",
         "cdclake.sources",
         "cdclake.history",
         "cdclake._spark",
@@ -140,3 +146,15 @@ def test_import_cdclake_loads_no_spark() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=SRC
     )
     assert done.stdout.strip() == "[]"
+
+
+# --- one glob rule ---------------------------------------------------------------------------
+
+NAME = st.text(alphabet="ab.*?[]!_%", max_size=8)
+
+
+@given(name=st.text(alphabet="ab._%", max_size=8), pattern=NAME)
+def test_the_glob_regex_is_fnmatch(name: str, pattern: str) -> None:
+    """The regex Spark filters with (``--include``, quarantine ``--table``) matches exactly what
+    :func:`cdclake.globs.matches` does (``--scd-type TABLE=…``): one rule for every command."""
+    assert (re.search(globs.regex(pattern), name) is not None) == globs.matches(name, pattern)

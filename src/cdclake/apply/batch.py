@@ -17,6 +17,7 @@ from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
+from cdclake import globs
 from cdclake import phases as phases
 from cdclake._spark.detach import detached
 from cdclake.apply import liveness
@@ -113,23 +114,16 @@ def _raise_bad(bad: DataFrame) -> None:
 
 
 def _table_filter(include: tuple[str, ...], exclude: tuple[str, ...]) -> Column | None:
-    """Glob patterns on table identifiers (``shop.*``, ``*.audit_*``) as a Column predicate."""
-
-    def any_of(patterns: tuple[str, ...]) -> Column:
-        cond = F.lit(False)
-        for p in patterns:
-            cond = cond | F.col("table").like(
-                p.replace("%", r"\%").replace("_", r"\_").replace("*", "%").replace("?", "_")
-            )
-        return cond
-
+    """Glob patterns on table identifiers (``shop.*``, ``*.audit_*``; see
+    :mod:`cdclake.globs`) as a Column predicate."""
     if not include and not exclude:
         return None
-    keep = any_of(include) if include else F.lit(True)
+    table = F.col("table")
+    keep = globs.any_match(table, include) if include else F.lit(True)
     if exclude:
-        keep = keep & ~any_of(exclude)
+        keep = keep & ~globs.any_match(table, exclude)
     # control records without a table (heartbeats, transaction markers) are always kept
-    return F.col("table").isNull() | keep
+    return table.isNull() | keep
 
 
 def apply_changes(

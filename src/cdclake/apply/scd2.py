@@ -30,7 +30,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from delta.tables import DeltaTable
@@ -39,6 +38,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, MapType, StringType, StructField, StructType, TimestampType
 
+from cdclake import globs
 from cdclake._spark.detach import detached
 from cdclake.apply import tables as T
 from cdclake.apply.results import TableResult, Txn
@@ -104,7 +104,7 @@ def _pick(choice: Any, table: str) -> Any:
         return choice
     if table in choice:
         return choice[table]
-    return next((v for k, v in choice.items() if fnmatchcase(table, k)), None)
+    return next((v for k, v in choice.items() if globs.matches(table, k)), None)
 
 
 def check_layout(spark: SparkSession, path: str, table: str, scd_type: int) -> None:

@@ -17,7 +17,6 @@ that finds an unfinished one resumes it (same selection, same options) instead o
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import uuid
 from dataclasses import asdict, dataclass
@@ -28,6 +27,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from cdclake import globs
 from cdclake.apply import tables as T
 from cdclake.apply.results import Txn
 from cdclake.config import ApplyConfig
@@ -54,9 +54,9 @@ class Selection:
     def predicate(self) -> Column:
         cond = F.lit(True)
         if self.reason:
-            cond &= F.coalesce(F.col("reason"), F.lit("")).rlike(_glob(self.reason))
+            cond &= F.coalesce(F.col("reason"), F.lit("")).rlike(globs.regex(self.reason))
         if self.table:
-            cond &= F.coalesce(F.col("table"), F.lit("")).rlike(_glob(self.table))
+            cond &= F.coalesce(F.col("table"), F.lit("")).rlike(globs.regex(self.table))
         if self.since:
             try:
                 datetime.fromisoformat(self.since)
@@ -66,12 +66,6 @@ class Selection:
                 ) from None
             cond &= F.col("quarantined_at") >= F.to_timestamp(F.lit(self.since))
         return cond
-
-
-def _glob(pattern: str) -> str:
-    """A shell glob as a whole-string Java regex (``fnmatch`` gives a Python one that Java
-    also reads: ``(?s:...)\\Z``)."""
-    return "^" + fnmatch.translate(pattern).removeprefix("(?s:").removesuffix(")\\Z") + "$"
 
 
 def quarantined(spark: SparkSession, target: str) -> DataFrame:
