@@ -43,13 +43,13 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, Row, SparkSession
 from pyspark.sql import functions as F
 
+from cdclake.apply.tables import SOURCES
 from cdclake.model import SOURCE_ID_KEY, Op
 
 if TYPE_CHECKING:
     from cdclake.apply.results import BatchResult, Txn
     from cdclake.apply.tables import Target
 
-SOURCES = "_cdc_sources"
 FILES_SOURCE = "(files)"
 SCHEMA = (
     "kind STRING, source_id STRING, `table` STRING, batch_id BIGINT, messages BIGINT, "

@@ -52,7 +52,6 @@ from cdclake.formats import ddl as sql
 from cdclake.formats import mysql_types
 from cdclake.model import DEFAULTS_JSON_OPTIONS, POSITION_COL, POSITION_TYPE, Op
 
-DDL_TABLE = "_cdc_ddl"
 WIDENINGS = {
     ("byte", "short"),
     ("byte", "integer"),
@@ -428,4 +427,4 @@ def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) ->
         .withColumn("recorded_at", F.current_timestamp())
     )
     with txn("ddl"):
-        df.write.format("delta").mode("append").save(target.system_path(DDL_TABLE))
+        df.write.format("delta").mode("append").save(target.system_path(T.DDL_TABLE))

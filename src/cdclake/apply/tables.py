@@ -42,10 +42,17 @@ from cdclake.names import quote as quote
 from cdclake.paths import join, read_text
 
 SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
-QUARANTINE = "_cdc_quarantine"
-TOMBSTONES = "_cdc_tombstones"
-HISTORY_LOG = "_cdc_history_log"
-BATCHES = "_cdc_batches"
+# cdclake's own tables under a target (every ``_cdc_*`` folder), defined here only
+QUARANTINE = "_cdc_quarantine"  # bad input with its reason and lineage
+TOMBSTONES = "_cdc_tombstones"  # per table: (key, position) of deletes, so late events stay out
+HISTORY_LOG = "_cdc_history_log"  # per SCD2 table: the events its history was built from
+BATCHES = "_cdc_batches"  # one row per streaming micro-batch: counts, lag, times
+SOURCES = "_cdc_sources"  # per batch and table/source: positions and source times (freshness)
+DDL_TABLE = "_cdc_ddl"  # the DDL statements applied, with their positions
+REPLAYS = "_cdc_replays"  # quarantine replays: what each replay selected and applied
+SYSTEM_TABLES = (QUARANTINE, TOMBSTONES, HISTORY_LOG, BATCHES, SOURCES, DDL_TABLE, REPLAYS)
+
+# cdclake's table properties (every ``cdclake.*`` key), defined here only
 TRUNCATE_PROPERTY = "cdclake.truncatePosition"
 KEY_PROPERTY = "cdclake.keyColumns"
 SCD_TYPE_PROPERTY = "cdclake.scdType"

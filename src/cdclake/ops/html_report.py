@@ -17,7 +17,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.apply import tables as T
-from cdclake.apply.liveness import SOURCES
+from cdclake.apply.tables import SOURCES
 from cdclake.ops import charts as svg
 from cdclake.ops.status import Status, _load, target_status, utc
 

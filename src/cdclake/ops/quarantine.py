@@ -33,7 +33,6 @@ from cdclake.apply.results import Txn
 from cdclake.config import ApplyConfig
 from cdclake.errors import ConfigError
 
-REPLAYS = "_cdc_replays"
 _REPLAYS_SCHEMA = (
     "replay_id STRING, state STRING, quarantine_version BIGINT, selection STRING, "
     "config STRING, selected BIGINT, applied BIGINT, requarantined BIGINT, at TIMESTAMP"
@@ -186,7 +185,7 @@ def _remove(spark: SparkSession, path: str, chosen: DataFrame, txn: Txn) -> None
 
 
 def _pending(spark: SparkSession, tgt: T.Target) -> dict[str, Any] | None:
-    path = tgt.system_path(REPLAYS)
+    path = tgt.system_path(T.REPLAYS)
     if not DeltaTable.isDeltaTable(spark, path):
         return None
     rows = spark.read.format("delta").load(path).collect()  # one or two rows per replay
@@ -213,4 +212,4 @@ def _mark(
     df = spark.createDataFrame([row], _REPLAYS_SCHEMA).withColumn("at", F.current_timestamp())
     txn = Txn(spark, f"cdclake-replay-{replay_row['replay_id']}", 0)
     with txn(f"marker-{state}"):
-        df.write.format("delta").mode("append").save(tgt.system_path(REPLAYS))
+        df.write.format("delta").mode("append").save(tgt.system_path(T.REPLAYS))

@@ -32,10 +32,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.apply import tables as T
-from cdclake.apply.liveness import SOURCES
+from cdclake.apply.tables import SOURCES
 from cdclake.errors import ConfigError
 
-SCD_TYPE_PROPERTY = "cdclake.scdType"
 RECENT_BATCHES = 10
 
 
@@ -214,7 +213,7 @@ def _table_status(
         rows=rows,
         key_columns=list(r["key_columns"] or []),
         key_source=r["key_source"],
-        scd_type=int(props.get(SCD_TYPE_PROPERTY, "1")),
+        scd_type=int(props.get(T.SCD_TYPE_PROPERTY, "1")),
         source_id=r["source_id"],
         last_position=None if r["last_position"] is None else list(r["last_position"]),
         last_source_ts=r["last_position_ts"],
