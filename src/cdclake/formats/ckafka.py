@@ -32,8 +32,8 @@ from pyspark.sql.types import BinaryType, DataType
 
 from cdclake.formats import mysql_types
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
-from cdclake.formats.canal import CanalFormat, lookup, mysql_column_specs
-from cdclake.formats.values import binary_text
+from cdclake.formats.canal import CanalFormat, mysql_column_specs
+from cdclake.formats.values import binary_text, lookup
 from cdclake.model import KeySource, Op
 
 if TYPE_CHECKING:

@@ -10,8 +10,9 @@ generated code stays small.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from decimal import Decimal
+from typing import Any
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -256,3 +257,8 @@ def bind(value: Column, f: Callable[[Column], Column]) -> Column:
     text from the variant again).
     """
     return F.get(F.transform(F.array(value), f), 0)
+
+
+def lookup(mapping: Mapping[Any, Any]) -> Column:
+    """A literal map Column: ``lookup(m)[code]`` translates a code, null when unknown."""
+    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])

@@ -24,6 +24,7 @@ from cdclake import formats, paths
 from cdclake.errors import ConfigError, DecodeError
 from cdclake.formats.base import DecodeOptions
 from cdclake.formats.encode import MESSAGE_SCHEMA, EncodeOptions
+from cdclake.formats.values import lookup
 from cdclake.model import CHANGE_SCHEMA, META_PREFIX, KeySource, Op
 from cdclake.names import column
 
@@ -102,7 +103,7 @@ def changes_from_cdf(
     images = cdf.select(*[column(c) for c in columns])  # a name with a dot is quoted
     row_schema = json.dumps(images.schema.jsonValue(), separators=(",", ":"))
     kind = F.col("_change_type")
-    rank = F.create_map(*[F.lit(x) for kv in _CHANGE_RANK.items() for x in kv])[kind]
+    rank = lookup(_CHANGE_RANK)[kind]
     order = [rank, *[column(k) for k in keys], F.to_json(row).alias("_row_text")]
     if keys:
         pre = cdf.filter(kind == "update_preimage").select(

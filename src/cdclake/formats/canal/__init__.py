@@ -49,6 +49,7 @@ from cdclake.formats.base import (
     parse_value,
     select_envelope,
 )
+from cdclake.formats.values import lookup
 from cdclake.model import INPUT_ORDERED, ORDERING_KEY, KeySource, Op
 from cdclake.sources import value_text
 
@@ -78,10 +79,6 @@ _VALUE = (
     "_malformed STRING"
 )
 
-
-def lookup(mapping: dict[str, str]) -> Column:
-    """A literal map Column (``lookup(m)[code]`` translates a code, null when unknown)."""
-    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
 
 
 def _before_image(row: Column, old: Column) -> Column:

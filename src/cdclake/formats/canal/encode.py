@@ -115,9 +115,6 @@ def text(data_type: DataType, value: Column, zone: str) -> Column:
     return value.cast("string")
 
 
-def _lookup(mapping: dict[str, str]) -> Column:
-    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
-
 
 def _unsupported(g: E.RowGroup) -> str | None:
     for f in g.columns.fields:
@@ -261,7 +258,7 @@ def encode_canal(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
         row = F.when(is_delete, _texts(g, before, zone)).otherwise(_texts(g, after, zone))
         old = F.when(is_update & before.isNotNull(), F.array(_changed_old(g, before, after, zone)))
         message = _flat(
-            _lookup(DML_TYPES)[F.col("op")],
+            V.lookup(DML_TYPES)[F.col("op")],
             data=F.array(row),
             old=old,
             mysql=_types_json(g, 0),
@@ -321,7 +318,7 @@ def encode_ckafka(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             F.when(E.is_op(Op.UPDATE, Op.DELETE), _texts(g, before, zone)).alias("OLD_VALUES"),
             _names()[1].alias("TABLE"),
             F.date_format(wall, "yyyyMMddHHmmss").alias("TIME"),
-            _lookup(CKAFKA_TYPES)[F.col("op")].alias("TYPE"),
+            V.lookup(CKAFKA_TYPES)[F.col("op")].alias("TYPE"),
         ]
         message = F.to_json(F.struct(*fields), E.JSON_NULLS)
         key = _key(g, F.coalesce(after, before), zone)

@@ -56,7 +56,7 @@ from cdclake.formats.base import (
     parse_value,
     select_envelope,
 )
-from cdclake.formats.canal import lookup
+from cdclake.formats.values import lookup
 from cdclake.model import KeySource, Op
 
 if TYPE_CHECKING:

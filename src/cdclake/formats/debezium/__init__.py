@@ -67,6 +67,7 @@ from cdclake.formats.base import (
     select_envelope,
 )
 from cdclake.formats.debezium import types as debezium_types
+from cdclake.formats.values import lookup
 from cdclake.model import INPUT_ORDERED, ORDERING_KEY, SOURCE_ID_KEY, KeySource, Op
 
 if TYPE_CHECKING:
@@ -230,9 +231,6 @@ def _table(src: Column) -> Column:
     )
 
 
-def _lookup(mapping: dict[str, str]) -> Column:
-    return F.create_map(*[F.lit(x) for kv in mapping.items() for x in kv])
-
 
 _KEY_ENVELOPE = ["payload", "schema"]
 """The fields of a key in JsonConverter's envelope form (``schemas.enable=true``), sorted."""
@@ -317,8 +315,8 @@ class DebeziumFormat(Format):
         tombstone = F.col(TOMBSTONE)
         op = (
             F.when(tombstone, F.lit(Op.TOMBSTONE))
-            .when(op_code.isNotNull(), _lookup(OPS)[op_code])
-            .when(status.isNotNull(), _lookup(TRANSACTION_STATUS)[status])
+            .when(op_code.isNotNull(), lookup(OPS)[op_code])
+            .when(status.isNotNull(), lookup(TRANSACTION_STATUS)[status])
             .when(b["ddl"].isNotNull(), F.lit(Op.MESSAGE))
             .when(b["ts_ms"].isNotNull() & src.isNull(), F.lit(Op.HEARTBEAT))
         )

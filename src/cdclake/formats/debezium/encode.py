@@ -378,7 +378,7 @@ def _payload(before: Column, after: Column, source: Column, options: E.EncodeOpt
 
 
 def _op_code() -> Column:
-    return F.create_map(*[F.lit(x) for kv in OP_CODES.items() for x in kv])[F.col("op")]
+    return V.lookup(OP_CODES)[F.col("op")]
 
 
 def _prefix(table: str, options: E.EncodeOptions) -> str:
