@@ -21,13 +21,13 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdclake import _spark
+from cdclake import _spark, formats
 from cdclake.decode import decode
 from cdclake.formats.encode import EncodeOptions
 from cdclake.run import produce
 from cdclake.sources import raw_from_lines_df
 
-FORMATS = ("debezium", "canal", "ckafka", "dataworks")
+FORMATS = tuple(formats.names())
 
 
 def _table(spark: SparkSession, path: str, n: int) -> None:

@@ -18,7 +18,9 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-FORMATS = ("debezium", "canal", "ckafka", "dataworks")
+from cdclake import formats
+
+FORMATS = tuple(formats.names())
 SHAPES = ("debezium-flink", "canal-flink")
 """Other producers' shapes of two formats (issue 40): Flink CDC's Debezium JSON (``source`` with
 ``db`` and ``table`` only) and Flink's canal-json (no ``es``, ``ts``, ``isDdl``, ``mysqlType``).

@@ -26,13 +26,14 @@ import pytest
 from pyspark.sql import SparkSession
 from test_streaming_crash import Cli
 
+from cdclake import formats
 from cdclake.run.kafka_tools import create_topic, produce
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # the benchmark's workload generator (bench/data.py)
 from bench import data  # noqa: E402
 
-FORMATS = ("debezium", "canal", "ckafka", "dataworks")
+FORMATS = tuple(formats.names())
 KEY, SECRET, BUCKET = "cdclake", "cdclake-secret", "lake"
 COLUMNS = ("id", "first_name", "last_name", "email")
 Rows = set[tuple[str, ...]]

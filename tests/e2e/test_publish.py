@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
+from cdclake import formats
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.formats.encode import EncodeOptions
@@ -51,7 +52,7 @@ def _sorted(spark: SparkSession, path: str) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("fmt", ["debezium", "canal", "ckafka", "dataworks"])
+@pytest.mark.parametrize("fmt", formats.names())
 def test_published_table_applies_back_equal(
     kafka_broker: str, spark: SparkSession, tmp_path: Path, fmt: str
 ) -> None:

@@ -11,6 +11,8 @@ from typing import Any
 import msgs
 import pytest
 
+from cdclake import formats
+
 GOOD = [{"id": 1, "name": "a", "qty": 10}, {"id": 2, "name": "b", "qty": 20}]
 MORE = [{"id": 3, "name": "c", "qty": 30}, {"id": 4, "name": "d", "qty": 40}]
 BAD = {"id": "not-a-number", "name": "x", "qty": 1}
@@ -27,7 +29,7 @@ def _first_batch(lake: Any, fmt: str) -> list[str]:
     return [msgs.ckafka_create(), *lines] if fmt == "ckafka" else lines
 
 
-@pytest.mark.parametrize("fmt", ["debezium", "canal", "ckafka", "dataworks"])
+@pytest.mark.parametrize("fmt", formats.names())
 def test_bad_typed_value_into_an_existing_table(lake: Any, fmt: str) -> None:
     lake.apply(_first_batch(lake, fmt), format=fmt)
     build = msgs.BUILDERS[fmt]

@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from cdclake import sources
+from cdclake import formats, sources
 from cdclake.decode import release
 from cdclake.formats.encode import EncodeOptions
 from cdclake.run import produce
 from tests.conftest import Lake
 
-FORMATS = ("debezium", "canal", "ckafka", "dataworks")
+FORMATS = tuple(formats.names())
 PAIRS = [(s, t) for s in FORMATS for t in FORMATS if s != t]
 Row = dict[str, Any]
 COLUMNS: dict[str, dict[str, str]] = {  # table -> column -> "long" or "text", in column order

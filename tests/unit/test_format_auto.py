@@ -74,7 +74,7 @@ def test_auto_decodes_each_line_like_its_own_format(spark: SparkSession) -> None
     raw = raw_from_lines(spark, [line for _, line in MIXED])
     auto = _comparable(decode(raw, "auto"))
     expected: list[tuple[object, ...]] = []
-    for name in ("debezium", "canal", "ckafka", "dataworks"):
+    for name in formats.names():
         mine = [i for i, (fmt, _) in enumerate(MIXED, start=1) if fmt == name]
         expected += _comparable(decode(raw.filter(F.col("lineage")["offset"].isin(mine)), name))
     assert auto == sorted(expected)
@@ -109,7 +109,7 @@ def test_a_later_auto_batch_replays_its_plan_and_decodes_the_same(
     assert built == []
     monkeypatch.undo()
     expected: list[tuple[object, ...]] = []
-    for name in ("debezium", "canal", "ckafka", "dataworks"):
+    for name in formats.names():
         mine = [i for i, (fmt, _) in enumerate(MIXED, start=1) if fmt == name]
         expected += _comparable(decode(raw.filter(F.col("lineage")["offset"].isin(mine)), name))
     garbage = [row for row in auto if row[0] == len(MIXED) + 1]
@@ -120,7 +120,7 @@ def test_a_later_auto_batch_replays_its_plan_and_decodes_the_same(
     assert garbage[0][1:-1] == (None, None, [], "none", None, None, None, None, None, None)
 
 
-@pytest.mark.parametrize("name", ["debezium", "canal", "ckafka", "dataworks"])
+@pytest.mark.parametrize("name", formats.names())
 def test_an_input_of_one_format_decodes_as_that_format(spark: SparkSession, name: str) -> None:
     """``auto`` over the lines of one format finds that format alone and decodes the input
     exactly as ``--format`` that format does, with nothing kept persisted for the detection;

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 import typer
 from pydantic import ValidationError
 
+from cdclake import formats
 from cdclake.cli.common import (
     MasterOption,
     VerboseOption,
@@ -35,7 +36,7 @@ def apply(
     ] = None,
     more: Annotated[list[str] | None, typer.Argument(help="More input paths")] = None,
     format: Annotated[
-        str, typer.Option(help="debezium, canal, ckafka, dataworks, or auto (per message)")
+        str, typer.Option(help=f"{formats.choices()} (per message)")
     ] = "debezium",
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
     scd_type: Annotated[

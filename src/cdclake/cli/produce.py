@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 from rich.markup import escape
 
+from cdclake import formats
 from cdclake.cli.common import _spark, app, console, err
 from cdclake.errors import CdclakeError, ConfigError
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from cdclake.formats.base import DecodeOptions
     from cdclake.formats.encode import Connector, EncodeOptions
 
-ToFormat = Annotated[str, typer.Option("--to", help="debezium, canal, ckafka or dataworks")]
+ToFormat = Annotated[str, typer.Option("--to", help=formats.choices(auto=False))]
 Connector_ = Annotated[
     str, typer.Option(help="Debezium source block: sqlserver, postgresql or mysql")
 ]

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from cdclake import formats
 from cdclake.cli.common import _spark, app, console, err
 from cdclake.errors import CdclakeError
 
@@ -88,7 +89,7 @@ def replay(
     table: TableGlob = None,
     since: Since = None,
     format: Annotated[
-        str, typer.Option(help="debezium, canal, ckafka, dataworks, or auto (per message)")
+        str, typer.Option(help=f"{formats.choices()} (per message)")
     ] = "auto",
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
     tinyint1_as_boolean: Annotated[bool, typer.Option(help="MySQL tinyint(1) as BOOLEAN")] = False,
