@@ -195,3 +195,9 @@ def test_a_taken_port_is_one_line(tmp_path: Any) -> None:
     assert out.exit_code == 2, out.output
     assert out.output.count("\n") == 2, out.output  # "metrics at …", then the error
     assert f"error: --metrics-port {port}: cannot serve metrics on 127.0.0.1:{port}" in out.output
+
+
+def test_an_unknown_status_format_is_one_line(tmp_path: Any) -> None:
+    out = CliRunner().invoke(app, ["status", "--target", str(tmp_path), "--format", "xml"])
+    assert out.exit_code == 2
+    assert out.output == "error: --format 'xml': expected one of table, json, prometheus\n"
