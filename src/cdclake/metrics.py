@@ -281,10 +281,9 @@ class RunMetrics:
         self.duration.observe(max((finished - started).total_seconds(), 0.0))
         for (topic, partition), n in (behind or {}).items():
             self.lag.labels(topic, str(partition)).set(n)
-        status = self._read_status()
+        status = self.refresh()
         if status is None:
             return
-        self.gauges.update(status)
         committed = finished.timestamp()
         for ts in status.tables:
             done = tables.get(ts.table)
@@ -292,14 +291,17 @@ class RunMetrics:
             if done is not None and done.changes > done.ignored and source_ts:
                 self.latency.labels(ts.table).observe(max(committed - source_ts, 0.0))
 
-    def _read_status(self) -> Status | None:
+    def refresh(self) -> Status | None:
+        """Read the status into the gauges; None when it cannot be read (logged)."""
         if self.status_of is None:
             return None
         try:
-            return self.status_of()
+            status = self.status_of()
         except Exception as e:  # the gauges are informative: a failed read must not stop a run
             _log.warning("metrics: cannot read the target's status: %s", e)
             return None
+        self.gauges.update(status)
+        return status
 
     def text(self) -> str:
         return generate_latest(self.registry).decode("utf-8")
@@ -316,6 +318,7 @@ def serving(spark: SparkSession, config: ApplyConfig) -> Iterator[RunMetrics | N
 
     m = RunMetrics(lambda: target_status(spark, config.target), config.table_map)
     m.serve(config.metrics_port, config.metrics_host)
+    m.refresh()  # a restarted run shows where the tables stand before its first batch
     try:
         yield m
     finally:

@@ -201,3 +201,39 @@ def test_an_unknown_status_format_is_one_line(tmp_path: Any) -> None:
     out = CliRunner().invoke(app, ["status", "--target", str(tmp_path), "--format", "xml"])
     assert out.exit_code == 2
     assert out.output == "error: --format 'xml': expected one of table, json, prometheus\n"
+
+
+def test_a_file_stream_serves_metrics_updated_after_each_batch(spark: Any, tmp_path: Any) -> None:
+    """``ApplyConfig.metrics_port`` on :func:`run_stream`: each batch's callback sees /metrics
+    already counting that batch."""
+    from cdclake.config import ApplyConfig
+    from cdclake.runner import run_stream
+
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+    (inbox / "001.jsonl").write_text("\n".join(BATCHES[0]) + "\n")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = ApplyConfig(
+        inputs=(str(inbox),),
+        target=str(tmp_path / "lake"),
+        stream=True,
+        checkpoint=str(tmp_path / "chk"),
+        available_now=True,
+        metrics_port=port,
+    )
+    seen: list[Samples] = []
+
+    def scrape(_batch_id: int, _result: BatchResult) -> None:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            seen.append(samples(r.read().decode()))
+
+    total = run_stream(spark, config, scrape)
+    assert len(seen) == 1
+    got = seen[0]
+    assert got[("cdclake_messages_total", ())] == total.messages == 5
+    assert by_label(got, "cdclake_events_applied_total", "table") == {ITEMS: 2, ORDERS: 1}
+    assert by_label(got, "cdclake_table_rows", "table") == {ITEMS: 2, ORDERS: 1}
+    with pytest.raises(OSError):  # served only while the run lasts
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5)
