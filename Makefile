@@ -25,6 +25,7 @@ test: bootstrap
 	bash scripts/kafka.sh install
 	bash scripts/s3.sh install
 	bash scripts/chromium.sh
+	bash scripts/prometheus.sh
 	$(ENV) "$$VENV/bin/python" -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 tests
 
 # Both checks run even when the first fails, so one run shows every problem.

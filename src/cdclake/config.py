@@ -127,6 +127,9 @@ class ApplyConfig(BaseModel):
     max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
     kafka_options: dict[str, str] = Field(default_factory=dict)
     binary_encoding: BinaryEncoding = "latin1"
+    # Prometheus' /metrics while the run lasts (see cdclake.ops.metrics); None: not served
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_host: str = "127.0.0.1"
 
     @field_validator("target")
     @classmethod

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import uuid
 from collections import Counter
 from pathlib import Path
@@ -24,6 +23,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from cdclake.config import ApplyConfig
+from cdclake.ops.metrics import reason_template
 from cdclake.run.kafka_tools import create_topic
 from cdclake.run.runner import apply_raw
 from cdclake.run.streaming import run_kafka
@@ -48,12 +48,6 @@ def _apply(spark: SparkSession, path: Path, target: Path) -> Any:
 def _write(path: Path, messages: list[Message]) -> Path:
     path.write_bytes(b"\n".join(m.line for m in messages) + b"\n")
     return path
-
-
-def _reason_kind(reason: str) -> str:
-    """A reason without its values, to count the kinds seen."""
-    text = re.sub(r"'[^']*'", "'…'", reason.split(":")[0] if "not valid JSON" in reason else reason)
-    return re.sub(r"\d+", "N", text)[:90]
 
 
 def _live(spark: SparkSession, target: Path, table: str, columns: list[str]) -> list[Any]:
@@ -103,7 +97,7 @@ def test_mutants_are_quarantined_and_tables_hold_the_good_messages(
             alone.applied,
             alone.ignored,
         )
-        reasons.update(_reason_kind(r["reason"]) for r in q)
+        reasons.update(reason_template(r["reason"]) for r in q)
         for fmt in (*FORMATS, *SHAPES):
             table = TABLES[fmt]
             columns = [

@@ -38,8 +38,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("cdclake.decode",),
     ("cdclake.apply",),
     ("cdclake.config",),
-    ("cdclake.run",),
+    # reading a target: status, quarantine inspection, metrics, the report
     ("cdclake.ops",),
+    # running: batches, streams, quarantine replay, produce
+    ("cdclake.run",),
     ("cdclake.cli", "cdclake.spark_submit"),
 ]
 

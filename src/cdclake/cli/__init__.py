@@ -96,6 +96,13 @@ def apply(
     binary_encoding: Annotated[
         str, typer.Option(help="Binary values of canal/CKafka: latin1 (canal's), base64 or hex")
     ] = "latin1",
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(min=1, max=65535, help="Serve Prometheus /metrics on this port while running"),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="Address of /metrics (0.0.0.0: every interface)")
+    ] = "127.0.0.1",
     master: MasterOption = None,
     verbose: VerboseOption = False,
 ) -> None:
@@ -148,7 +155,12 @@ def apply(
             max_message_bytes=max_message_bytes,
             kafka_options=dict(parse_kafka_option(o) for o in kafka_option or []),
             binary_encoding=cast("BinaryEncoding", binary_encoding),
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
         ).check()
+        if config.metrics_port is not None:
+            url = f"http://{config.metrics_host}:{config.metrics_port}/metrics"
+            console.print(f"metrics at {url}", soft_wrap=True, highlight=False)
         spark = _spark(master, verbose)
         if config.kafka_bootstrap is not None:
             result = _run_kafka(spark, config)

@@ -9,16 +9,24 @@ import typer
 from rich.table import Table
 
 from cdclake.cli.common import _spark, app, console, err
-from cdclake.errors import CdclakeError
+from cdclake.errors import CdclakeError, ConfigError
 
 if TYPE_CHECKING:
     from cdclake.ops.status import Status, TableStatus
+
+FORMATS = ("table", "json", "prometheus")
 
 
 @app.command()
 def status(
     target: Annotated[str, typer.Option(help="Folder of the Delta tables")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object")] = False,
+    output: Annotated[
+        str,
+        typer.Option(
+            "--format", help="table, json, or prometheus (text format, for a textfile collector)"
+        ),
+    ] = "table",
+    as_json: Annotated[bool, typer.Option("--json", help="Same as --format json")] = False,
     max_staleness: Annotated[
         str | None,
         typer.Option(help="Exit with status 1 when a table is staler than this (90s, 15m, 2h)"),
@@ -27,14 +35,21 @@ def status(
     """Per table: rows, key, SCD type, last position, freshness, quarantine; then the stream."""
     from cdclake.ops.status import parse_duration, target_status
 
+    output = "json" if as_json else output
     try:
+        if output not in FORMATS:
+            raise ConfigError(f"--format {output!r}: expected one of {', '.join(FORMATS)}")
         limit = parse_duration(max_staleness) if max_staleness is not None else None
         s = target_status(_spark(), target)
     except CdclakeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
-    if as_json:
+    if output == "json":
         typer.echo(json.dumps(s.to_json(), sort_keys=False))
+    elif output == "prometheus":
+        from cdclake.ops.metrics import StatusGauges, exposition
+
+        typer.echo(exposition(StatusGauges(s)), nl=False)
     else:
         print_status(s)
     stale = s.stale(limit) if limit is not None else []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from cdclake.decode import (
     type_known,
 )
 from cdclake.formats.base import DecodeOptions
+from cdclake.ops.metrics import serving
 
 BatchCallback = Callable[[int, BatchResult], None]
 
@@ -175,10 +177,20 @@ class _BatchRun:
 
 
 def run_batch(spark: SparkSession, config: ApplyConfig) -> BatchResult:
-    """Apply every line of the input files in one batch."""
+    """Apply every line of the input files in one batch (``/metrics`` served while it runs
+    when ``config.metrics_port`` is set; see :mod:`cdclake.ops.metrics`)."""
     config.check()
-    raw, messages = sources.read_files_counted(spark, config.inputs)
-    return apply_raw(raw, config, messages=messages)
+    with serving(spark, config) as served:
+        started = _now()
+        raw, messages = sources.read_files_counted(spark, config.inputs)
+        result = apply_raw(raw, config, messages=messages)
+        if served is not None:
+            served.batch(result, started, _now())
+    return result
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def app_id_for(checkpoint: str) -> str:
@@ -193,7 +205,8 @@ def run_stream(
     """A Structured Streaming query over the input directory; files in name order.
 
     With ``available_now`` it processes what is there and returns; otherwise it runs until
-    stopped. Each micro-batch goes through the same path as :func:`run_batch`.
+    stopped. Each micro-batch goes through the same path as :func:`run_batch`; with
+    ``config.metrics_port`` each updates the metrics served (:mod:`cdclake.ops.metrics`).
     """
     config.check()
     assert config.checkpoint is not None
@@ -208,19 +221,24 @@ def run_stream(
 
     from cdclake.run.stream_metrics import batch_epoch
 
-    def each(batch: DataFrame, batch_id: int) -> None:
-        assert config.checkpoint is not None
-        epoch = batch_epoch(spark, config.checkpoint, batch_id)
-        raw, messages = sources.raw_from_text(batch, epoch)
-        result = apply_raw(raw, config, app_id, batch_id, messages, known=known)
-        total.merge(result)
-        if on_batch is not None:
-            on_batch(batch_id, result)
+    with serving(spark, config) as served:
 
-    stream = sources.text_with_files(
-        spark.readStream.format("text").option("pathGlobFilter", "[!._]*").load(directory)
-    )
-    start_query(stream, each, config).awaitTermination()
+        def each(batch: DataFrame, batch_id: int) -> None:
+            assert config.checkpoint is not None
+            started = _now()
+            epoch = batch_epoch(spark, config.checkpoint, batch_id)
+            raw, messages = sources.raw_from_text(batch, epoch)
+            result = apply_raw(raw, config, app_id, batch_id, messages, known=known)
+            total.merge(result)
+            if served is not None:
+                served.batch(result, started, _now())
+            if on_batch is not None:
+                on_batch(batch_id, result)
+
+        stream = sources.text_with_files(
+            spark.readStream.format("text").option("pathGlobFilter", "[!._]*").load(directory)
+        )
+        start_query(stream, each, config).awaitTermination()
     return total
 
 

@@ -36,6 +36,7 @@ from cdclake.apply.tables import Target, rows_in
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
+from cdclake.ops.metrics import serving
 from cdclake.run.runner import app_id_for, apply_raw, start_query
 from cdclake.run.stream_metrics import (
     BatchMetrics,
@@ -213,7 +214,9 @@ def run_kafka(
     """Run the Kafka query of ``config``; the counts of every batch this run applied.
 
     With ``available_now`` it applies what the topics hold when it starts, then returns;
-    otherwise it runs until stopped (Ctrl-C stops it after the running batch). Raises
+    otherwise it runs until stopped (Ctrl-C stops it after the running batch). With
+    ``config.metrics_port`` it serves ``/metrics``, updated after every batch
+    (:mod:`cdclake.ops.metrics`). Raises
     :class:`BadInputError` (with ``fail_on_bad_input``) naming topic, partition and offset, and
     :class:`KafkaStreamError` when the query fails for another reason.
     """
@@ -228,26 +231,33 @@ def run_kafka(
     failure: list[BaseException] = []
     known = KnownGroups()  # batches after the first of a schema decode in one pass
 
-    def each(batch: DataFrame, batch_id: int) -> None:
-        try:
-            metrics = process_batch(batch, batch_id, config, app_id, latest, known)
-        except BaseException as e:  # kept: py4j turns it into a long Java stack trace
-            failure.append(e)
-            raise
-        total.merge(metrics.result)
-        if on_batch is not None:
-            on_batch(metrics)
+    with serving(spark, config) as served:
 
-    stream = spark.readStream.format("kafka").options(**source_options(config)).load()
-    query = start_query(stream, each, config)
-    try:
-        query.awaitTermination()
-    except StreamingQueryException as e:
-        if failure and isinstance(failure[0], CdclakeError):
-            raise failure[0] from None
-        raise KafkaStreamError(_query_failure(e, config)) from None
-    except KeyboardInterrupt:
-        query.stop()
+        def each(batch: DataFrame, batch_id: int) -> None:
+            try:
+                metrics = process_batch(batch, batch_id, config, app_id, latest, known)
+            except BaseException as e:  # kept: py4j turns it into a long Java stack trace
+                failure.append(e)
+                raise
+            total.merge(metrics.result)
+            if served is not None:
+                served.batch(
+                    metrics.result, metrics.started_at, metrics.finished_at,
+                    metrics.behind_by_partition,
+                )  # fmt: skip
+            if on_batch is not None:
+                on_batch(metrics)
+
+        stream = spark.readStream.format("kafka").options(**source_options(config)).load()
+        query = start_query(stream, each, config)
+        try:
+            query.awaitTermination()
+        except StreamingQueryException as e:
+            if failure and isinstance(failure[0], CdclakeError):
+                raise failure[0] from None
+            raise KafkaStreamError(_query_failure(e, config)) from None
+        except KeyboardInterrupt:
+            query.stop()
     count_rows(spark, Target(config.target, dict(config.table_map)), total)
     return total
 
