@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, Row, SparkSession
 from pyspark.sql import functions as F
 
+from cdclake.layout import SOURCES as SOURCES  # re-exported
 from cdclake.model import SOURCE_ID_KEY, Op
 
 if TYPE_CHECKING:
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from cdclake.apply.scd1 import Txn
     from cdclake.apply.tables import Target
 
-SOURCES = "_cdc_sources"
 FILES_SOURCE = "(files)"
 SCHEMA = (
     "kind STRING, source_id STRING, `table` STRING, batch_id BIGINT, messages BIGINT, "
