@@ -1,5 +1,5 @@
-"""Where tables live under the target folder (:mod:`cdclake.layout`), and how their schemas
-evolve.
+"""Where tables live under the target folder (:mod:`cdclake.target_layout`), and how their
+schemas evolve.
 """
 
 from __future__ import annotations
@@ -20,20 +20,6 @@ from cdclake.apply.names import (
 )
 from cdclake.apply.names import column as column  # re-exported: T.quote, T.column
 from cdclake.apply.names import quote as quote
-
-# the layout's names, re-exported (T.QUARANTINE, T.escape_identifier, ...)
-from cdclake.layout import BACKFILL_PROPERTY as BACKFILL_PROPERTY
-from cdclake.layout import BATCHES as BATCHES
-from cdclake.layout import HISTORY_LOG as HISTORY_LOG
-from cdclake.layout import KEY_PROPERTY as KEY_PROPERTY
-from cdclake.layout import ORDERING_PROPERTY as ORDERING_PROPERTY
-from cdclake.layout import QUARANTINE as QUARANTINE
-from cdclake.layout import SAFE as SAFE
-from cdclake.layout import SCD_TYPE_PROPERTY as SCD_TYPE_PROPERTY
-from cdclake.layout import TOMBSTONES as TOMBSTONES
-from cdclake.layout import TRUNCATE_PROPERTY as TRUNCATE_PROPERTY
-from cdclake.layout import TargetPaths as TargetPaths
-from cdclake.layout import escape_identifier as escape_identifier
 from cdclake.model import (
     LINEAGE_COL,
     OP_COL,
@@ -42,6 +28,20 @@ from cdclake.model import (
     is_source_column,
 )
 from cdclake.paths import join, read_text
+
+# the layout's names, re-exported (T.QUARANTINE, T.escape_identifier, ...)
+from cdclake.target_layout import BACKFILL_PROPERTY as BACKFILL_PROPERTY
+from cdclake.target_layout import BATCHES as BATCHES
+from cdclake.target_layout import HISTORY_LOG as HISTORY_LOG
+from cdclake.target_layout import KEY_PROPERTY as KEY_PROPERTY
+from cdclake.target_layout import ORDERING_PROPERTY as ORDERING_PROPERTY
+from cdclake.target_layout import QUARANTINE as QUARANTINE
+from cdclake.target_layout import SAFE as SAFE
+from cdclake.target_layout import SCD_TYPE_PROPERTY as SCD_TYPE_PROPERTY
+from cdclake.target_layout import TOMBSTONES as TOMBSTONES
+from cdclake.target_layout import TRUNCATE_PROPERTY as TRUNCATE_PROPERTY
+from cdclake.target_layout import TargetPaths as TargetPaths
+from cdclake.target_layout import escape_identifier as escape_identifier
 
 
 def meta_fields(position_type: DataType) -> list[StructField]:
