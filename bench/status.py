@@ -11,7 +11,8 @@ workload spread over ``--tables`` tables, plus a few bad lines for the quarantin
     python -m bench.status                      # builds /tmp/cdclake-status-bench once, then times
     python -m bench.status --runs 5 --skip-before
 
-The last stdout line is JSON: ``tables``, ``after_p50_s``, ``before_p50_s`` and each run's time.
+The last stdout line is JSON: ``tables``, ``after_p50_s``, ``before_p50_s`` (wall), their CPU
+time (``*_cpu_p50_s``, user + system of the process and its JVM) and each run's time.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,14 +58,19 @@ def build(lake: Path, tables: int) -> None:
     spark.stop()
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
+def timed(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, CPU seconds (user + system, the process and its children: the JVM too) and
+    stdout of one run. On a busy machine the CPU time says what the wall time cannot."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False, cwd=REPO)
     took = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{done.stderr[-2000:]}")
-    return took, done.stdout
+    return took, cpu, done.stdout
 
 
 def main() -> None:
@@ -82,14 +89,17 @@ def main() -> None:
     for name, cmd in (("after", after_cmd), ("before", before_cmd)):
         if name == "before" and a.skip_before:
             continue
-        runs, out = [], ""
+        runs, cpus, out = [], [], ""
         for _ in range(a.runs):
-            took, out = timed(cmd)
+            took, cpu, out = timed(cmd)
             runs.append(round(took, 3))
+            cpus.append(round(cpu, 3))
         result[f"{name}_p50_s"] = statistics.median(runs)
+        result[f"{name}_cpu_p50_s"] = statistics.median(cpus)
         result[f"{name}_runs_s"] = runs
         result["tables"] = len(json.loads(out.strip().splitlines()[-1])["tables"])
-        print(f"{name}: p50 {result[f'{name}_p50_s']} s over {runs}", flush=True)
+        print(f"{name}: p50 {result[f'{name}_p50_s']} s (CPU {result[f'{name}_cpu_p50_s']} s) "
+              f"over {runs}; load average {os.getloadavg()[0]:.1f}", flush=True)  # fmt: skip
     print(json.dumps(result))
 
 
