@@ -30,8 +30,6 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import DeltaTable
 
-DV_CARDINALITY = "deletionVector.cardinality"
-
 
 def storage_uri(location: str) -> str:
     """``location`` as delta-rs takes it: a local path, or the URI with ``s3a://`` as ``s3://``."""
@@ -103,10 +101,21 @@ def row_count(table: DeltaTable) -> int | None:
     records = actions.column("num_records")
     if records.null_count:
         return None
-    deleted = 0
-    if DV_CARDINALITY in actions.column_names:
-        deleted = pc.sum(actions.column(DV_CARDINALITY)).as_py() or 0
-    return int(pc.sum(records).as_py()) - int(deleted)
+    return int(pc.sum(records).as_py()) - deleted_rows(table)
+
+
+def deleted_rows(table: DeltaTable) -> int:
+    """Rows of live files that deletion vectors delete. delta-rs's add actions do not carry a
+    vector's cardinality, so the vectors themselves are read (a few bytes per file, not data)."""
+    if "deletionVectors" not in (table.protocol().reader_features or []):
+        return 0
+    import pyarrow.compute as pc
+
+    vectors = _arrow(table.deletion_vectors())
+    if vectors.num_rows == 0:
+        return 0
+    keep = pc.list_flatten(vectors.column("selection_vector"))  # False: deleted
+    return int(pc.sum(pc.invert(keep)).as_py() or 0)
 
 
 def properties(table: DeltaTable) -> dict[str, str]:
