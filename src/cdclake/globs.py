@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
+if TYPE_CHECKING:  # Python's side needs no Spark: status and quarantine list run without it
+    from pyspark.sql import Column
 
 
 def matches(name: str, pattern: str) -> bool:
@@ -37,6 +38,8 @@ def regex(pattern: str) -> str:
 
 def any_match(column: Column, patterns: Iterable[str]) -> Column:
     """A predicate: ``column`` is matched by one of ``patterns`` (false for none, or a null)."""
+    from pyspark.sql import functions as F
+
     cond = F.lit(False)
     for p in patterns:
         cond = cond | F.coalesce(column.rlike(regex(p)), F.lit(False))

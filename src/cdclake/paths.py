@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pyspark.sql import SparkSession
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 # Two or more characters, so that a Windows drive letter (C:\…) is not taken for a scheme.
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]+:")

@@ -195,7 +195,7 @@ def test_odd_names_are_kept_exactly_scd1(lake: Any) -> None:
     assert plain.to_pylist() == [{"id": 1, "name": "x"}]
     from cdclake.ops.status import target_status
 
-    status = target_status(lake.spark, str(lake.root))
+    status = target_status(str(lake.root))
     assert {t.table: t.rows for t in status.tables} == {ODD_TABLE: 2, PLAIN_TABLE: 1}
 
 
@@ -452,7 +452,7 @@ def test_names_no_table_can_hold_are_quarantined_and_other_tables_written(lake: 
     assert not (Path(lake.root) / "shop.public.own").exists()
     from cdclake.ops.status import target_status
 
-    status = target_status(lake.spark, str(lake.root))
+    status = target_status(str(lake.root))
     assert [t.table for t in status.tables] == ["shop.public.items"]
     assert status.quarantine == {own: 2, history: 1}
     target = ["--target", str(lake.root)]

@@ -57,7 +57,7 @@ def test_debezium_without_a_source_position_is_ordered_by_input(lake: Lake) -> N
     )
     assert (second.quarantined, second.ignored) == (0, 0)
     assert lake.rows("app_db.orders") == [(1, "a3"), (2, "c")]
-    (status,) = target_status(lake.spark, str(lake.root)).tables
+    (status,) = target_status(str(lake.root)).tables
     assert (status.table, status.ordering, status.rows) == ("app_db.orders", "input", 2)
 
 
@@ -71,7 +71,7 @@ def test_a_debezium_source_with_a_position_is_not_input_ordered(lake: Lake) -> N
     }
     result = lake.apply([json.dumps({"key": {"id": 1}, "value": value})])
     assert result.tables["d.s.t"].input_ordered is False
-    (status,) = target_status(lake.spark, str(lake.root)).tables
+    (status,) = target_status(str(lake.root)).tables
     assert (status.ordering, status.last_position) == ("source", [7])
 
 

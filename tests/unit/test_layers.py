@@ -30,6 +30,8 @@ LAYERS: list[tuple[str, ...]] = [
         "cdclake.phases",
         "cdclake.names",
         "cdclake.globs",
+        "cdclake.target_layout",
+        "cdclake.delta_rs",
         "cdclake.sources",
         "cdclake.history",
         "cdclake._spark",

@@ -69,7 +69,7 @@ BATCHES = [
 
 
 def test_metrics_after_apply_runs_equal_their_summaries(lake: Any) -> None:
-    status = lambda: target_status(lake.spark, str(lake.root))  # noqa: E731
+    status = lambda: target_status(str(lake.root))  # noqa: E731
     m = RunMetrics(status)
     total = BatchResult()
     for lines in BATCHES:
@@ -114,7 +114,7 @@ def test_status_format_prometheus_prints_the_status_gauges(lake: Any) -> None:
     out = CliRunner().invoke(app, ["status", "--target", str(lake.root), "--format", "prometheus"])
     assert out.exit_code == 0, out.output
     got = samples(out.output)
-    s = target_status(lake.spark, str(lake.root))
+    s = target_status(str(lake.root))
     assert by_label(got, "cdclake_table_rows", "table") == {ITEMS: 2, ORDERS: 1}
     assert by_label(got, "cdclake_table_quarantined_records", "table") == {
         t.table: t.quarantined for t in s.tables
@@ -131,7 +131,7 @@ def test_status_format_prometheus_prints_the_status_gauges(lake: Any) -> None:
     assert as_json.exit_code == 0 and as_json.output.startswith("{")
     # a textfile measures freshness at the status' time
     now = datetime.fromtimestamp((T0 + 65_000) / 1000, UTC)
-    at_now = target_status(lake.spark, str(lake.root), now=now)
+    at_now = target_status(str(lake.root), now=now)
     assert (
         by_label(
             samples(exposition(StatusGauges(at_now))), "cdclake_table_freshness_seconds", "table"

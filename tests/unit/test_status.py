@@ -59,7 +59,7 @@ def workload(lake: Any) -> None:
 def test_status_after_a_known_workload(lake: Any) -> None:
     workload(lake)
     now = at(T0 + 65_000)
-    s = target_status(lake.spark, str(lake.root), now=now)
+    s = target_status(str(lake.root), now=now)
     got = {
         t.table: (
             t.rows,
@@ -111,14 +111,14 @@ def test_freshness_follows_heartbeats(lake: Any) -> None:
     lake.apply([heartbeat(T0 + hour // 2), heartbeat(T0 + hour), heartbeat(T0 + 2 * hour, "my")])
 
     def behind(now_ms: int) -> float | None:
-        (t,) = target_status(lake.spark, str(lake.root), now=at(now_ms)).tables
+        (t,) = target_status(str(lake.root), now=at(now_ms)).tables
         return t.freshness_seconds
 
     assert behind(T0 + hour + 5_000) == 5.0  # quiet table, live source
-    s = target_status(lake.spark, str(lake.root), now=at(T0 + hour + 5_000))
+    s = target_status(str(lake.root), now=at(T0 + hour + 5_000))
     assert s.stale(900) == []
     # the heartbeats stopped at T0 + 1 h: 20 min later the table is 1200 s behind
-    s = target_status(lake.spark, str(lake.root), now=at(T0 + hour + 1_200_000))
+    s = target_status(str(lake.root), now=at(T0 + hour + 1_200_000))
     assert [(t.table, t.freshness_seconds) for t in s.stale(900)] == [(ITEMS, 1200.0)]
     # a new heartbeat makes it fresh again, without any change to the table
     lake.apply([heartbeat(T0 + hour + 1_190_000)])

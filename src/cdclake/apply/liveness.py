@@ -43,8 +43,8 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql import Column, Row, SparkSession
 from pyspark.sql import functions as F
 
-from cdclake.apply.tables import SOURCES
 from cdclake.model import SOURCE_ID_KEY, Op
+from cdclake.target_layout import SOURCES as SOURCES  # re-exported
 
 if TYPE_CHECKING:
     from cdclake.apply.results import BatchResult, Txn

@@ -1,23 +1,11 @@
-"""Where tables live under the target folder, and how their schemas evolve.
-
-Layout of ``<target>``::
-
-    <target>/<identifier>/            one Delta table per source table: the live rows
-    <target>/_cdc_tombstones/<identifier>/   deleted keys with their delete position
-    <target>/_cdc_history_log/<identifier>/  a history table's accepted events (SCD type 2)
-    <target>/_cdc_quarantine/         bad input, with its lineage and the reason
-    <target>/_cdc_batches/            one metrics record per applied batch
-    <target>/_cdc_sources/            per batch: each source's and table's progress (liveness)
-    <target>/_cdc_replays/            quarantine replays: started and finished markers
-
-``identifier`` is the source identifier with every character outside ``[A-Za-z0-9_.$-]``
-percent-escaped (and a leading dot too), so no identifier can leave ``<target>``.
+"""Where tables live under the target folder (:mod:`cdclake.target_layout`), and how their
+schemas evolve.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from delta.tables import DeltaTable
@@ -41,42 +29,23 @@ from cdclake.names import column as column  # re-exported: T.quote, T.column
 from cdclake.names import quote as quote
 from cdclake.paths import join, read_text
 
-SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
-# cdclake's own tables under a target (every ``_cdc_*`` folder), defined here only
-QUARANTINE = "_cdc_quarantine"  # bad input with its reason and lineage
-TOMBSTONES = "_cdc_tombstones"  # per table: (key, position) of deletes, so late events stay out
-HISTORY_LOG = "_cdc_history_log"  # per SCD2 table: the events its history was built from
-BATCHES = "_cdc_batches"  # one row per streaming micro-batch: counts, lag, times
-SOURCES = "_cdc_sources"  # per batch and table/source: positions and source times (freshness)
-DDL_TABLE = "_cdc_ddl"  # the DDL statements applied, with their positions
-REPLAYS = "_cdc_replays"  # quarantine replays: what each replay selected and applied
-SYSTEM_TABLES = (QUARANTINE, TOMBSTONES, HISTORY_LOG, BATCHES, SOURCES, DDL_TABLE, REPLAYS)
-
-# cdclake's table properties (every ``cdclake.*`` key), defined here only
-TRUNCATE_PROPERTY = "cdclake.truncatePosition"
-KEY_PROPERTY = "cdclake.keyColumns"
-SCD_TYPE_PROPERTY = "cdclake.scdType"
-BACKFILL_PROPERTY = "cdclake.pendingBackfill"
-ORDERING_PROPERTY = "cdclake.ordering"
-"""``input`` on a table whose source gives no position: its changes are ordered by input order
-only (:data:`cdclake.model.INPUT_ORDER_DOC`)."""
-
-
-def escape_identifier(identifier: str) -> str:
-    """A folder name for a source identifier that cannot escape the target folder.
-
-    >>> escape_identifier("db.dbo.my table/../x")
-    'db.dbo.my%20table%2F..%2Fx'
-    >>> escape_identifier("..")
-    '%2E.'
-    """
-    out = []
-    for i, ch in enumerate(identifier):
-        if ch in SAFE and not (i == 0 and ch == "."):
-            out.append(ch)
-        else:
-            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
-    return "".join(out) or "%00"
+# the layout's names, re-exported (T.QUARANTINE, T.escape_identifier, ...)
+from cdclake.target_layout import BACKFILL_PROPERTY as BACKFILL_PROPERTY
+from cdclake.target_layout import BATCHES as BATCHES
+from cdclake.target_layout import DDL_TABLE as DDL_TABLE
+from cdclake.target_layout import HISTORY_LOG as HISTORY_LOG
+from cdclake.target_layout import KEY_PROPERTY as KEY_PROPERTY
+from cdclake.target_layout import ORDERING_PROPERTY as ORDERING_PROPERTY
+from cdclake.target_layout import QUARANTINE as QUARANTINE
+from cdclake.target_layout import REPLAYS as REPLAYS
+from cdclake.target_layout import SAFE as SAFE
+from cdclake.target_layout import SCD_TYPE_PROPERTY as SCD_TYPE_PROPERTY
+from cdclake.target_layout import SOURCES as SOURCES
+from cdclake.target_layout import SYSTEM_TABLES as SYSTEM_TABLES
+from cdclake.target_layout import TOMBSTONES as TOMBSTONES
+from cdclake.target_layout import TRUNCATE_PROPERTY as TRUNCATE_PROPERTY
+from cdclake.target_layout import TargetPaths as TargetPaths
+from cdclake.target_layout import escape_identifier as escape_identifier
 
 
 def meta_fields(position_type: DataType) -> list[StructField]:
@@ -93,26 +62,9 @@ def meta_fields(position_type: DataType) -> list[StructField]:
 
 
 @dataclass(frozen=True)
-class Target:
-    """The target folder: paths of every table cdclake writes there."""
-
-    root: str
-    table_map: dict[str, str] = field(default_factory=dict)  # source identifier -> target name
-
-    def name(self, identifier: str) -> str:
-        return self.table_map.get(identifier, identifier)
-
-    def table_path(self, identifier: str) -> str:
-        return join(self.root, escape_identifier(self.name(identifier)))
-
-    def tombstone_path(self, identifier: str) -> str:
-        return join(self.root, TOMBSTONES, escape_identifier(self.name(identifier)))
-
-    def history_log_path(self, identifier: str) -> str:
-        return join(self.root, HISTORY_LOG, escape_identifier(self.name(identifier)))
-
-    def system_path(self, name: str) -> str:
-        return join(self.root, name)
+class Target(TargetPaths):
+    """The target folder: paths of every table cdclake writes there, and what Spark reads of
+    them."""
 
     def schema(self, spark: SparkSession, identifier: str) -> StructType | None:
         """The current schema of a source table's Delta table, or None when there is none."""

@@ -8,7 +8,7 @@ import typer
 from rich.table import Table
 
 from cdclake import formats
-from cdclake.cli.common import _spark, app, console, err
+from cdclake.cli.common import _failed, _spark, app, console, err
 from cdclake.errors import CdclakeError
 
 if TYPE_CHECKING:
@@ -35,14 +35,17 @@ def _selection(reason: str | None, table: str | None, since: str | None) -> Sele
 def list_(
     target: Target, reason: Reason = None, table: TableGlob = None, since: Since = None
 ) -> None:
-    """Counts of quarantined records by reason and table."""
+    """Counts of quarantined records by reason and table (read directly with delta-rs: no
+    Spark)."""
     from cdclake.ops.quarantine import counts
 
     try:
-        rows = counts(_spark(), target, _selection(reason, table, since))
+        rows = counts(target, _selection(reason, table, since))
     except CdclakeError as e:
         err.print(f"[red]error:[/red] {e}")
         raise typer.Exit(2) from None
+    except Exception as e:  # the store: unreachable, refused, a table it cannot read
+        raise _failed(e, f"reading {target}") from None
     t = Table(title=f"quarantined under {target}")
     for col in ("reason", "table", "count"):
         t.add_column(col, justify="right" if col == "count" else "left")
@@ -98,7 +101,7 @@ def replay(
     """Decode and apply the selected records again with these options; those that now apply
     leave the quarantine, the others stay with their new reason. Exactly once if interrupted."""
     from cdclake.config import ApplyConfig, parse_primary_key
-    from cdclake.ops.quarantine import replay as run_replay
+    from cdclake.run.quarantine_replay import replay as run_replay
 
     try:
         config = ApplyConfig(

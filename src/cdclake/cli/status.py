@@ -6,9 +6,10 @@ import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from cdclake.cli.common import _spark, app, console, err
+from cdclake.cli.common import _failed, app, console, err
 from cdclake.errors import CdclakeError, ConfigError
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ FORMATS = ("table", "json", "prometheus")
 
 @app.command()
 def status(
-    target: Annotated[str, typer.Option(help="Folder of the Delta tables")],
+    target: Annotated[str, typer.Option(help="Folder of the Delta tables (path or s3a:// URI)")],
     output: Annotated[
         str,
         typer.Option(
@@ -32,7 +33,8 @@ def status(
         typer.Option(help="Exit with status 1 when a table is staler than this (90s, 15m, 2h)"),
     ] = None,
 ) -> None:
-    """Per table: rows, key, SCD type, last position, freshness, quarantine; then the stream."""
+    """Per table: rows, key, SCD type, last position, freshness, quarantine; then the stream.
+    Reads the Delta logs and cdclake's own tables directly (delta-rs): no Spark."""
     from cdclake.ops.status import parse_duration, target_status
 
     output = "json" if as_json else output
@@ -40,10 +42,12 @@ def status(
         if output not in FORMATS:
             raise ConfigError(f"--format {output!r}: expected one of {', '.join(FORMATS)}")
         limit = parse_duration(max_staleness) if max_staleness is not None else None
-        s = target_status(_spark(), target)
+        s = target_status(target)
     except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         raise typer.Exit(2) from None
+    except Exception as e:  # the store: unreachable, refused, a table it cannot read
+        raise _failed(e, f"reading {target}") from None
     if output == "json":
         typer.echo(json.dumps(s.to_json(), sort_keys=False))
     elif output == "prometheus":
@@ -78,7 +82,7 @@ def status_table(s: Status) -> Table:
         key = ",".join(r.key_columns) or "(none: whole row)"
         t.add_row(
             r.table,
-            str(r.rows),
+            "?" if r.rows is None else str(r.rows),
             f"{key} ({r.key_source})" if r.key_columns else key,
             str(r.scd_type),
             _position_cell(r),
@@ -100,6 +104,11 @@ def _position_cell(r: TableStatus) -> str:
 
 def print_status(s: Status) -> None:
     console.print(status_table(s))
+    unknown = [t.table for t in s.tables if t.rows is None]
+    if unknown:
+        from cdclake.ops.status import ROWS_UNKNOWN
+
+        console.print(f"rows ?: {ROWS_UNKNOWN}: {', '.join(unknown)}", highlight=False)
     st = s.stream
     lag = (
         f"; lag {st['offsets_behind']} offsets, {st['seconds_behind']:.1f} s"
@@ -123,15 +132,17 @@ def print_status(s: Status) -> None:
 
 @app.command()
 def report(
-    target: Annotated[str, typer.Option(help="Folder of the Delta tables")],
+    target: Annotated[str, typer.Option(help="Folder of the Delta tables (path or s3a:// URI)")],
     out: Annotated[str, typer.Option(help="The HTML file to write")] = "report.html",
 ) -> None:
     """One self-contained HTML file: throughput, lag, freshness, quarantine, the status table."""
     from cdclake.ops.html_report import write_report
 
     try:
-        write_report(_spark(), target, out)
+        write_report(target, out)
     except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         raise typer.Exit(2) from None
+    except Exception as e:  # the store: unreachable, refused, a table it cannot read
+        raise _failed(e, f"reading {target}") from None
     console.print(f"wrote {out}", highlight=False)

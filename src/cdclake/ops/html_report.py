@@ -4,7 +4,9 @@ Sections: throughput and lag over the last batches, freshness per table, quarant
 over time, and the status table of :mod:`cdclake.ops.status`. Only small aggregates (one row per
 batch, per table, per reason and batch) reach the driver.
 
->>> write_report(spark, "/lake", "report.html")  # doctest: +SKIP
+Read with delta-rs like ``cdclake status`` (no JVM): the same numbers as the status.
+
+>>> write_report("/lake", "report.html")  # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -13,13 +15,10 @@ from datetime import datetime
 from html import escape as esc
 from typing import Any
 
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-
-from cdclake.apply import tables as T
-from cdclake.apply.tables import SOURCES
+from cdclake import delta_rs
 from cdclake.ops import charts as svg
-from cdclake.ops.status import Status, _load, target_status, utc
+from cdclake.ops.status import ROWS_UNKNOWN, Status, target_status, utc
+from cdclake.target_layout import BATCHES, QUARANTINE, SOURCES, TargetPaths
 
 MAX_BATCHES = 60
 MAX_REASONS = 6
@@ -40,71 +39,65 @@ def _label(moment: datetime | None) -> str:
     return "" if moment is None else f"{utc(moment):%H:%M:%S}"
 
 
-def batches(spark: SparkSession, target: str) -> list[dict[str, Any]]:
+def batches(target: str) -> list[dict[str, Any]]:
     """Per batch, oldest first: when, messages, applied, ignored, seconds behind (the newest
     source time seen against when the batch was applied; a Kafka query's own lag wins)."""
-    tgt = T.Target(target)
-    sources = _load(spark, tgt, SOURCES)
+    paths = TargetPaths(target)
+    columns = ["kind", "recorded_at", "batch_id", "messages", "applied", "ignored"]
+    sources = delta_rs.read(paths.system_path(SOURCES), [*columns, "last_message_ts"])
     if sources is None:
         return []
-    rows = (
-        sources.groupBy("recorded_at", "batch_id")
-        .agg(
-            F.sum(F.when(F.col("kind") == "source", F.col("messages"))).alias("messages"),
-            F.sum("applied").alias("applied"),
-            F.sum("ignored").alias("ignored"),
-            F.max("last_message_ts").alias("newest"),
-        )
-        .orderBy(F.desc("recorded_at"))
-        .limit(MAX_BATCHES)
-        .collect()
-    )
-    out = [
-        {
-            "at": r["recorded_at"],
-            "batch_id": r["batch_id"],
-            "messages": int(r["messages"] or 0),
-            "applied": int(r["applied"] or 0),
-            "ignored": int(r["ignored"] or 0),
-            "lag": (
-                max(0.0, (utc(r["recorded_at"]) - utc(r["newest"])).total_seconds())
-                if r["newest"]
-                else 0.0
-            ),
-        }
-        for r in reversed(rows)
-    ]
-    metrics = _load(spark, tgt, T.BATCHES)
+    per_batch: dict[tuple[Any, Any], dict[str, Any]] = {}
+    for r in delta_rs.records(sources):
+        b = per_batch.setdefault(
+            (r["recorded_at"], r["batch_id"]),
+            {"at": r["recorded_at"], "batch_id": r["batch_id"], "messages": 0, "applied": 0,
+             "ignored": 0, "newest": None},
+        )  # fmt: skip
+        b["messages"] += (r["messages"] or 0) if r["kind"] == "source" else 0
+        b["applied"] += r["applied"] or 0
+        b["ignored"] += r["ignored"] or 0
+        if r["last_message_ts"] is not None:
+            b["newest"] = max(b["newest"] or r["last_message_ts"], r["last_message_ts"])
+    newest_first = sorted(per_batch.values(), key=lambda b: b["at"], reverse=True)
+    out = []
+    for b in reversed(newest_first[:MAX_BATCHES]):
+        newest = b.pop("newest")
+        b["lag"] = max(0.0, (utc(b["at"]) - utc(newest)).total_seconds()) if newest else 0.0
+        out.append(b)
+    metrics = delta_rs.read(paths.system_path(BATCHES), ["batch_id", "seconds_behind"])
     if metrics is not None:
         lag = {
-            r["batch_id"]: r["seconds_behind"]
-            for r in metrics.select("batch_id", "seconds_behind").collect()  # one row a batch
-        }
+            r["batch_id"]: r["seconds_behind"] for r in delta_rs.records(metrics)
+        }  # one row a batch
         for b in out:
             if lag.get(b["batch_id"]) is not None:
                 b["lag"] = float(lag[b["batch_id"]])
     return out
 
 
-def quarantine_over_time(
-    spark: SparkSession, target: str
-) -> tuple[list[str], dict[str, list[float]]]:
+def quarantine_over_time(target: str) -> tuple[list[str], dict[str, list[float]]]:
     """Quarantined records per write (one per batch) and reason: the top reasons, then other."""
-    q = _load(spark, T.Target(target), T.QUARANTINE)
+    q = delta_rs.read(TargetPaths(target).system_path(QUARANTINE), ["quarantined_at", "reason"])
     if q is None:
         return [], {}
-    rows = q.groupBy("quarantined_at", "reason").count().orderBy("quarantined_at").collect()
+    rows = [
+        {"quarantined_at": at, "reason": reason, "count_all": n}
+        for (at, reason), n in delta_rs.count_rows(q, "quarantined_at", "reason").items()
+    ]
     times = sorted({r["quarantined_at"] for r in rows})[-MAX_BATCHES:]
     totals: dict[str, int] = {}
     for r in rows:
-        totals[r["reason"]] = totals.get(r["reason"], 0) + r["count"]
-    top = sorted(totals, key=lambda k: -totals[k])[:MAX_REASONS]
+        totals[r["reason"]] = totals.get(r["reason"], 0) + r["count_all"]
+    top = sorted(totals, key=lambda k: (-totals[k], k or ""))[:MAX_REASONS]
     series: dict[str, list[float]] = {k: [0.0] * len(times) for k in top}
     index = {t: i for i, t in enumerate(times)}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: r["quarantined_at"]):
         if r["quarantined_at"] in index:
             name = r["reason"] if r["reason"] in series else "other"
-            series.setdefault(name, [0.0] * len(times))[index[r["quarantined_at"]]] += r["count"]
+            series.setdefault(name, [0.0] * len(times))[index[r["quarantined_at"]]] += r[
+                "count_all"
+            ]
     return [_label(t) for t in times], series
 
 
@@ -123,7 +116,7 @@ def status_html(s: Status, max_staleness: float | None) -> str:
         )
         cells = [
             (t.table, ""),
-            (str(t.rows), ""),
+            _rows(t.rows),
             (",".join(t.key_columns) or "(whole row)", ""),
             (str(t.scd_type), ""),
             (str(t.last_position or ""), ""),
@@ -138,16 +131,20 @@ def status_html(s: Status, max_staleness: float | None) -> str:
     return "".join(out)
 
 
+def _rows(rows: int | None) -> tuple[str, str]:
+    return ("?", ROWS_UNKNOWN) if rows is None else (str(rows), "")
+
+
 def _td(text: str, tip: str) -> str:
     return f'<td title="{esc(tip)}">{esc(text)}</td>' if tip else f"<td>{esc(text)}</td>"
 
 
-def render(spark: SparkSession, target: str, max_staleness: float | None = None) -> str:
+def render(target: str, max_staleness: float | None = None) -> str:
     """The report as one HTML document."""
-    s = target_status(spark, target)
-    bs = batches(spark, target)
+    s = target_status(target)
+    bs = batches(target)
     labels = [_label(b["at"]) for b in bs]
-    q_labels, q_series = quarantine_over_time(spark, target)
+    q_labels, q_series = quarantine_over_time(target)
     stale = set() if max_staleness is None else {t.table for t in s.stale(max_staleness)}
     charts = [
         svg.line_chart(
@@ -185,10 +182,8 @@ def render(spark: SparkSession, target: str, max_staleness: float | None = None)
     )
 
 
-def write_report(
-    spark: SparkSession, target: str, out: str, max_staleness: float | None = None
-) -> None:
+def write_report(target: str, out: str, max_staleness: float | None = None) -> None:
     """Write :func:`render` to ``out`` (a local file)."""
-    html = render(spark, target, max_staleness)
+    html = render(target, max_staleness)
     with open(out, "w", encoding="utf-8") as f:
         f.write(html)

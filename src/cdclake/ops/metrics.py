@@ -36,7 +36,7 @@ metric                                          type      labels
 ``cdclake_kafka_lag_offsets``                   gauge     topic, partition
 =============================================== ========= ==================================
 
->>> gauges = StatusGauges(target_status(spark, "/lake"))  # doctest: +SKIP
+>>> gauges = StatusGauges(target_status("/lake"))  # doctest: +SKIP
 >>> print(exposition(gauges))  # doctest: +SKIP
 # HELP cdclake_table_freshness_seconds Seconds the table is behind its source ...
 """
@@ -150,7 +150,8 @@ class StatusGauges(Collector):
             source_ts = _unix(t.last_source_ts)
             if source_ts is not None:
                 per_table["last_source_timestamp_seconds"].add_metric([t.table], source_ts)
-            per_table["rows"].add_metric([t.table], t.rows)
+            if t.rows is not None:  # unknown without the log's statistics: no sample
+                per_table["rows"].add_metric([t.table], t.rows)
             per_table["quarantined_records"].add_metric([t.table], t.quarantined)
         yield from per_table.values()
         reasons = GaugeMetricFamily(
@@ -316,7 +317,7 @@ def serving(spark: SparkSession, config: ApplyConfig) -> Iterator[RunMetrics | N
         return
     from cdclake.ops.status import target_status
 
-    m = RunMetrics(lambda: target_status(spark, config.target), config.table_map)
+    m = RunMetrics(lambda: target_status(config.target), config.table_map)
     m.serve(config.metrics_port, config.metrics_host)
     m.refresh()  # a restarted run shows where the tables stand before its first batch
     try:

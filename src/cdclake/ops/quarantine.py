@@ -1,44 +1,26 @@
-"""Inspect the quarantine (``<target>/_cdc_quarantine``) and replay what is in it.
+"""Inspect the quarantine (``<target>/_cdc_quarantine``): which records, why, from where.
 
-A replay runs the selected quarantined records through decode and apply again, with the options
-given now (``--primary-key``, ``--format``, ...): those that now apply leave the quarantine,
-those that still fail stay with their new reason. Position rules hold as for any late event: a
-replayed change not newer than what the table holds is ignored.
+``quarantine list`` (:func:`counts`) reads it with delta-rs, without a JVM; ``quarantine show``
+reads it with Spark (imported there only). Replays: :mod:`cdclake.run.quarantine_replay`.
 
-Exactly once, also when killed midway: a replay first records a marker in
-``<target>/_cdc_replays`` (its id, the quarantine's Delta version it selects from, the filters
-and the options). Every Delta write of the replay carries Delta's idempotent-write identifiers
-(``txnAppId`` = ``cdclake-replay-<id>/<step>``, ``txnVersion`` = 0), the originals are removed by
-a MERGE that matches exactly the selected rows, and a ``finished`` marker closes it. A replay
-that finds an unfinished one resumes it (same selection, same options) instead of starting anew.
-
->>> summary = replay(spark, "/lake", Selection(table="shop.*"), ApplyConfig(...))  # doctest: +SKIP
+>>> counts("/lake", Selection(reason="key column*"))  # doctest: +SKIP
+[('key column(s) item_id not in the row of shop.public.items ...', 'shop.public.items', 2)]
 """
 
 from __future__ import annotations
 
-import json
-import uuid
-from dataclasses import asdict, dataclass
-from datetime import datetime
-from typing import Any
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from delta.tables import DeltaTable
-from pyspark.sql import Column, DataFrame, SparkSession
-from pyspark.sql import functions as F
-
-from cdclake import globs
-from cdclake.apply import tables as T
-from cdclake.apply.results import Txn
-from cdclake.config import ApplyConfig
+from cdclake import delta_rs, globs
 from cdclake.errors import ConfigError
+from cdclake.target_layout import QUARANTINE, TargetPaths
 
-_REPLAYS_SCHEMA = (
-    "replay_id STRING, state STRING, quarantine_version BIGINT, selection STRING, "
-    "config STRING, selected BIGINT, applied BIGINT, requarantined BIGINT, at TIMESTAMP"
-)
-# the columns that identify one quarantined row (a row has no id of its own)
-_IDENTITY = ("lineage", "reason", "batch_id", "quarantined_at", "raw")
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 
 @dataclass(frozen=True)
@@ -50,42 +32,81 @@ class Selection:
     table: str | None = None
     since: str | None = None
 
+    def since_time(self) -> datetime | None:
+        """``since`` as a time (UTC when it names no zone); an error naming it when it is none."""
+        if not self.since:
+            return None
+        try:
+            moment = datetime.fromisoformat(self.since)
+        except ValueError:
+            raise ConfigError(
+                f"--since {self.since!r}: expected an ISO time such as 2026-11-23T10:00:00"
+            ) from None
+        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
     def predicate(self) -> Column:
+        """The selection as a Spark filter."""
+        from pyspark.sql import functions as F
+
         cond = F.lit(True)
         if self.reason:
             cond &= F.coalesce(F.col("reason"), F.lit("")).rlike(globs.regex(self.reason))
         if self.table:
             cond &= F.coalesce(F.col("table"), F.lit("")).rlike(globs.regex(self.table))
-        if self.since:
-            try:
-                datetime.fromisoformat(self.since)
-            except ValueError:
-                raise ConfigError(
-                    f"--since {self.since!r}: expected an ISO time such as 2026-11-23T10:00:00"
-                ) from None
+        if self.since_time():
             cond &= F.col("quarantined_at") >= F.to_timestamp(F.lit(self.since))
         return cond
+
+    def matcher(self) -> Callable[[str | None, str | None, datetime | None], bool]:
+        """Whether a record (reason, table, quarantined_at) is selected, as :meth:`predicate`
+        selects it."""
+        reason = re.compile(globs.regex(self.reason)) if self.reason else None
+        table = re.compile(globs.regex(self.table)) if self.table else None
+        since = self.since_time()
+
+        def selects(r: str | None, t: str | None, at: datetime | None) -> bool:
+            return (
+                (reason is None or reason.search(r or "") is not None)
+                and (table is None or table.search(t or "") is not None)
+                and (since is None or (at is not None and at >= since))
+            )
+
+        return selects
+
+
+def _no_quarantine(target: str) -> ConfigError:
+    path = TargetPaths(target).system_path(QUARANTINE)
+    return ConfigError(f"no quarantine under {target!r} (expected a Delta table at {path})")
 
 
 def quarantined(spark: SparkSession, target: str) -> DataFrame:
     """The quarantine table of ``target``; an error naming it when there is none."""
-    path = T.Target(target).system_path(T.QUARANTINE)
+    from delta.tables import DeltaTable
+
+    path = TargetPaths(target).system_path(QUARANTINE)
     if not DeltaTable.isDeltaTable(spark, path):
-        raise ConfigError(f"no quarantine under {target!r} (expected a Delta table at {path})")
+        raise _no_quarantine(target)
     return spark.read.format("delta").load(path)
 
 
-def counts(spark: SparkSession, target: str, selection: Selection) -> list[tuple[str, str, int]]:
-    """(reason, table, count) of the selected records, most frequent first."""
-    rows = (
-        quarantined(spark, target)
-        .filter(selection.predicate())
-        .groupBy("reason", "table")
-        .count()
-        .orderBy(F.desc("count"), "reason", "table")
-        .collect()
+def counts(target: str, selection: Selection) -> list[tuple[str, str, int]]:
+    """(reason, table, count) of the selected records, most frequent first (then by reason and
+    table); read with delta-rs, no JVM."""
+    records = delta_rs.read(
+        TargetPaths(target).system_path(QUARANTINE), ["reason", "table", "quarantined_at"]
     )
-    return [(r["reason"], r["table"] or "", r["count"]) for r in rows]
+    if records is None:
+        raise _no_quarantine(target)
+    selects = selection.matcher()
+    grouped = delta_rs.count_rows(records, "reason", "table", "quarantined_at")
+    rows: dict[tuple[str | None, str | None], int] = {}
+    for (reason, table, at), n in grouped.items():
+        if selects(reason, table, at):
+            rows[reason, table] = rows.get((reason, table), 0) + n
+    ordered = [(reason, table, n) for (reason, table), n in rows.items()]
+    # Spark's order: count descending, then reason and table ascending with nulls first
+    ordered.sort(key=lambda r: (-r[2], r[0] is not None, r[0] or "", r[1] is not None, r[1] or ""))
+    return [(reason or "", table or "", n) for reason, table, n in ordered]
 
 
 def show(
@@ -112,104 +133,3 @@ def show(
         }
         for r in rows
     ]
-
-
-@dataclass
-class ReplaySummary:
-    replay_id: str
-    resumed: bool
-    selected: int
-    applied: int  # selected records that now apply (changes, control records)
-    requarantined: int  # changes that still fail, kept with their new reason
-    reasons: dict[str, int]
-
-
-def replay(
-    spark: SparkSession, target: str, selection: Selection, config: ApplyConfig
-) -> ReplaySummary:
-    """Replay the selected quarantined records with ``config`` (its target is ``target``)."""
-    from cdclake.run.runner import apply_raw
-    from cdclake.sources import raw_from_lines_df
-
-    tgt = T.Target(target)
-    path = tgt.system_path(T.QUARANTINE)
-    pending = _pending(spark, tgt)
-    resumed = pending is not None
-    if pending is None:
-        version = DeltaTable.forPath(spark, path).history(1).first()
-        assert version is not None
-        pending = {
-            "replay_id": uuid.uuid4().hex[:16],
-            "quarantine_version": version["version"],
-            "selection": json.dumps(asdict(selection)),
-            "config": config.model_dump_json(),
-        }
-        _mark(spark, tgt, pending, "started")
-    selection = Selection(**json.loads(pending["selection"]))
-    config = ApplyConfig.model_validate_json(pending["config"])
-    chosen = (
-        spark.read.format("delta")
-        .option("versionAsOf", pending["quarantine_version"])
-        .load(path)
-        .filter(selection.predicate())
-    )
-    n = chosen.count()
-    app_id = f"cdclake-replay-{pending['replay_id']}"
-    raw = raw_from_lines_df(chosen.select(F.col("raw").alias("line"), "lineage"))
-    result = apply_raw(raw, config, app_id, 0)
-    _remove(spark, path, chosen, Txn(spark, app_id, 0))
-    summary = ReplaySummary(
-        pending["replay_id"],
-        resumed,
-        n,
-        n - result.quarantined,
-        result.quarantined,
-        result.quarantine_reasons,
-    )
-    _mark(spark, tgt, pending, "finished", summary)
-    return summary
-
-
-def _remove(spark: SparkSession, path: str, chosen: DataFrame, txn: Txn) -> None:
-    """Delete exactly the selected rows (a second run finds none left: a no-op)."""
-    cond = " AND ".join(f"q.{c} <=> s.{c}" for c in _IDENTITY)
-    source = chosen.select(*_IDENTITY).dropDuplicates()
-    with txn("unquarantine"):
-        (
-            DeltaTable.forPath(spark, path)
-            .alias("q")
-            .merge(source.alias("s"), cond)
-            .whenMatchedDelete()
-            .execute()
-        )
-
-
-def _pending(spark: SparkSession, tgt: T.Target) -> dict[str, Any] | None:
-    path = tgt.system_path(T.REPLAYS)
-    if not DeltaTable.isDeltaTable(spark, path):
-        return None
-    rows = spark.read.format("delta").load(path).collect()  # one or two rows per replay
-    finished = {r["replay_id"] for r in rows if r["state"] == "finished"}
-    started = [r for r in rows if r["state"] == "started" and r["replay_id"] not in finished]
-    return started[0].asDict() if started else None
-
-
-def _mark(
-    spark: SparkSession,
-    tgt: T.Target,
-    replay_row: dict[str, Any],
-    state: str,
-    summary: ReplaySummary | None = None,
-) -> None:
-    row = {
-        **{k: replay_row[k] for k in ("replay_id", "quarantine_version", "selection", "config")},
-        "state": state,
-        "selected": summary.selected if summary else None,
-        "applied": summary.applied if summary else None,
-        "requarantined": summary.requarantined if summary else None,
-        "at": None,
-    }
-    df = spark.createDataFrame([row], _REPLAYS_SCHEMA).withColumn("at", F.current_timestamp())
-    txn = Txn(spark, f"cdclake-replay-{replay_row['replay_id']}", 0)
-    with txn(f"marker-{state}"):
-        df.write.format("delta").mode("append").save(tgt.system_path(T.REPLAYS))

@@ -1,7 +1,7 @@
 """Where every table of a target stands: rows, key, position, freshness, quarantine, the stream.
 
 Read from the metadata tables cdclake keeps next to the tables (``_cdc_sources``,
-``_cdc_quarantine``, ``_cdc_batches``); only small aggregates reach the driver.
+``_cdc_quarantine``, ``_cdc_batches``) and the target tables' Delta logs.
 
 **Freshness** of a table is how many seconds it is behind its source at time ``now``::
 
@@ -15,7 +15,13 @@ marker. So a quiet table of a live source (heartbeats still arriving) stays fres
 whose source went silent grows stale. A table with no source time at all has no freshness
 (``None``) and counts as stale for ``--max-staleness``.
 
->>> s = target_status(spark, "/lake")  # doctest: +SKIP
+Everything is read with delta-rs (:mod:`cdclake.delta_rs`), no JVM: cdclake's own small tables
+in full, and of each target table only its log. Its **rows** come from the log's file
+statistics (``numRecords``, less what deletion vectors delete); a table with a file written
+without statistics has ``rows = None`` (``null`` in ``--json``, ``?`` in the table) rather than
+a scan.
+
+>>> s = target_status("/lake")  # doctest: +SKIP
 >>> s.tables[0].freshness_seconds  # doctest: +SKIP
 4.0
 """
@@ -25,17 +31,28 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
-
-from cdclake.apply import tables as T
-from cdclake.apply.tables import SOURCES
+from cdclake import delta_rs
 from cdclake.errors import ConfigError
+from cdclake.target_layout import (
+    BATCHES,
+    ORDERING_PROPERTY,
+    QUARANTINE,
+    SCD_TYPE_PROPERTY,
+    SOURCES,
+    TargetPaths,
+)
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 RECENT_BATCHES = 10
+ROWS_UNKNOWN = "a file of the table has no row count in the Delta log (written without statistics)"
+SOURCE_COLUMNS = [
+    "kind", "source_id", "table", "recorded_at", "last_message_ts", "last_position",
+    "last_position_ts", "key_columns", "key_source", "last_ddl", "applied", "ignored",
+]  # fmt: skip
 
 
 @dataclass
@@ -43,7 +60,7 @@ class TableStatus:
     """One table: what it holds now and how far behind its source it is."""
 
     table: str
-    rows: int
+    rows: int | None  # None: a file of the table has no row count in the log (see the module)
     key_columns: list[str]
     key_source: str | None
     scd_type: int
@@ -119,90 +136,138 @@ def parse_duration(text: str) -> float:
     return float(sum(float(n) * unit[u] for n, u in parts))
 
 
-def _load(spark: SparkSession, target: T.Target, name: str) -> DataFrame | None:
-    path = target.system_path(name)
-    return spark.read.format("delta").load(path) if DeltaTable.isDeltaTable(spark, path) else None
+def target_status(target: str, now: datetime | None = None, recent: int = RECENT_BATCHES) -> Status:
+    """The status of every table cdclake applied to under ``target`` (see the module doc).
 
-
-def target_status(
-    spark: SparkSession, target: str, now: datetime | None = None, recent: int = RECENT_BATCHES
-) -> Status:
-    """The status of every table cdclake applied to under ``target`` (see the module doc)."""
-    tgt = T.Target(target)
+    Raises :class:`~cdclake.errors.ConfigError` when ``target`` holds none of cdclake's tables.
+    """
+    paths = TargetPaths(target)
     status = Status(now=now or datetime.now(UTC))
-    sources = _load(spark, tgt, SOURCES)
-    quarantine = _load(spark, tgt, T.QUARANTINE)
+    sources = delta_rs.read(paths.system_path(SOURCES), SOURCE_COLUMNS)
+    quarantine = delta_rs.read(paths.system_path(QUARANTINE), ["reason", "table", "quarantined_at"])
+    metrics = delta_rs.read(
+        paths.system_path(BATCHES), ["batch_id", "finished_at", "offsets_behind", "seconds_behind"]
+    )
+    if sources is None and quarantine is None and metrics is None:
+        raise ConfigError(
+            f"no cdclake target at {target!r}: none of {SOURCES}, {QUARANTINE}, {BATCHES} is a "
+            "Delta table there"
+        )
     if quarantine is not None:
-        reasons = quarantine.groupBy("reason").count().collect()
-        status.quarantine = {r["reason"]: r["count"] for r in sorted(reasons, key=lambda r: -r[1])}
+        by_reason = _count_by(quarantine, "reason")
+        status.quarantine = dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0] or "")))
     if sources is None:
         return status
-    batches = [
-        r[0] for r in sources.select("recorded_at").distinct().orderBy(F.desc("recorded_at"))
-        .limit(recent + 1).collect()
-    ]  # fmt: skip
+    records = delta_rs.records(sources)
+    batches = newest_batches(records, recent + 1)
     cutoff = batches[recent] if len(batches) > recent else None
-    live = {
-        r["source_id"]: r["ts"]
-        for r in sources.filter(F.col("kind") == "source")
-        .groupBy("source_id")
-        .agg(F.max("last_message_ts").alias("ts"))
-        .collect()
-    }
-    in_window = F.lit(True) if cutoff is None else F.col("recorded_at") > F.lit(cutoff)
-    per_table = (
-        sources.filter(F.col("kind") == "table")
-        .groupBy("table")
-        .agg(
-            F.max_by("source_id", "recorded_at").alias("source_id"),
-            F.max("last_position").alias("last_position"),
-            F.max_by("last_position_ts", "last_position").alias("last_position_ts"),
-            F.max("last_message_ts").alias("last_message_ts"),
-            F.max_by("key_columns", "recorded_at").alias("key_columns"),
-            F.max_by("key_source", "recorded_at").alias("key_source"),
-            F.max_by("last_ddl", F.when(F.col("last_ddl").isNotNull(), F.col("recorded_at"))).alias(
-                "last_ddl"
-            ),
-            F.sum(F.when(in_window, F.col("applied"))).alias("recent_applied"),
-            F.sum(F.when(in_window, F.col("ignored"))).alias("recent_ignored"),
-        )
-        .orderBy("table")
-        .collect()
-    )
+    live: dict[str | None, datetime | None] = {}
+    for r in records:
+        if r["kind"] == "source":
+            live[r["source_id"]] = _max(live.get(r["source_id"]), r["last_message_ts"])
+    per_table: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        if r["kind"] == "table" and r["table"] is not None:
+            per_table.setdefault(r["table"], []).append(r)
     q_by_table = _quarantine_by_table(quarantine, cutoff)
-    for r in per_table:
-        status.tables.append(_table_status(spark, tgt, r, live, q_by_table, status.now))
-    status.stream = _stream(spark, tgt, batches, status.tables)
+    aggregates = [_aggregate(name, per_table[name], cutoff) for name in sorted(per_table)]
+    status.tables = _parallel(
+        lambda a: _table_status(paths, a, live, q_by_table, status.now), aggregates
+    )
+    status.stream = _stream(batches, status.tables, metrics)
     return status
 
 
+def newest_batches(records: list[dict[str, Any]], n: int) -> list[datetime]:
+    """When the newest ``n`` batches were applied (``recorded_at`` of ``_cdc_sources``), newest
+    first."""
+    return sorted({r["recorded_at"] for r in records if r["recorded_at"] is not None})[::-1][:n]
+
+
+def _max(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def _position_key(position: list[int | None]) -> list[tuple[int, int]]:
+    """Positions compare as Spark compares arrays: element by element, a null element first."""
+    return [(0, 0) if p is None else (1, p) for p in position]
+
+
+def _max_by(rows: list[dict[str, Any]], value: str, order: str, key: Any = None) -> Any:
+    """Spark's ``max_by(value, order)``: ``value`` of the row with the greatest non-null
+    ``order``."""
+    ranked = [r for r in rows if r[order] is not None]
+    if not ranked:
+        return None
+    return max(ranked, key=lambda r: key(r[order]) if key else r[order])[value]
+
+
+def _aggregate(table: str, rows: list[dict[str, Any]], cutoff: datetime | None) -> dict[str, Any]:
+    """One table's ``table`` rows of ``_cdc_sources``, as the status needs them."""
+    recent = [
+        r
+        for r in rows
+        if cutoff is None or (r["recorded_at"] is not None and r["recorded_at"] > cutoff)
+    ]
+    positions = [r["last_position"] for r in rows if r["last_position"] is not None]
+    with_ddl = [r for r in rows if r["last_ddl"] is not None]
+    return {
+        "table": table,
+        "source_id": _max_by(rows, "source_id", "recorded_at"),
+        "last_position": max(positions, key=_position_key) if positions else None,
+        "last_position_ts": _max_by(rows, "last_position_ts", "last_position", _position_key),
+        "last_message_ts": max(
+            (r["last_message_ts"] for r in rows if r["last_message_ts"]), default=None
+        ),
+        "key_columns": _max_by(rows, "key_columns", "recorded_at"),
+        "key_source": _max_by(rows, "key_source", "recorded_at"),
+        "last_ddl": _max_by(with_ddl, "last_ddl", "recorded_at"),
+        "recent_applied": sum(r["applied"] or 0 for r in recent),
+        "recent_ignored": sum(r["ignored"] or 0 for r in recent),
+    }
+
+
+def _count_by(table: pa.Table, column: str) -> dict[Any, int]:
+    return {k: n for (k,), n in delta_rs.count_rows(table, column).items()}
+
+
 def _quarantine_by_table(
-    quarantine: DataFrame | None, cutoff: datetime | None
+    quarantine: pa.Table | None, cutoff: datetime | None
 ) -> dict[str, tuple[int, int]]:
+    """Per table: quarantined records in all, and since ``cutoff`` (all when None)."""
     if quarantine is None:
         return {}
-    recent = F.lit(True) if cutoff is None else F.col("quarantined_at") > F.lit(cutoff)
-    rows = (
-        quarantine.filter(F.col("table").isNotNull())
-        .groupBy("table")
-        .agg(F.count(F.lit(1)).alias("n"), F.count_if(recent).alias("recent"))
-        .collect()
-    )
-    return {r["table"]: (r["n"], r["recent"]) for r in rows}
+    n: dict[str, int] = {}
+    later: dict[str, int] = {}
+    for (table, at), k in delta_rs.count_rows(quarantine, "table", "quarantined_at").items():
+        if table is not None:
+            n[table] = n.get(table, 0) + k
+            if cutoff is None or (at is not None and at > cutoff):
+                later[table] = later.get(table, 0) + k
+    return {t: (k, later.get(t, 0)) for t, k in n.items()}
+
+
+def _parallel(work: Any, items: list[Any]) -> list[Any]:
+    """``work`` over ``items`` in order, a few at a time: each target table's log is a round
+    trip or more to the store (object storage answers in tens of milliseconds)."""
+    if len(items) <= 1:
+        return [work(i) for i in items]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(8, len(items))) as pool:
+        return list(pool.map(work, items))
 
 
 def _table_status(
-    spark: SparkSession,
-    tgt: T.Target,
-    r: Any,
-    live: dict[str, datetime | None],
+    paths: TargetPaths,
+    r: dict[str, Any],
+    live: dict[str | None, datetime | None],
     quarantined: dict[str, tuple[int, int]],
     now: datetime,
 ) -> TableStatus:
-    path = tgt.table_path(r["table"])
-    exists = DeltaTable.isDeltaTable(spark, path)
-    rows = spark.read.format("delta").load(path).count() if exists else 0
-    props = T.table_properties(spark, path) if exists else {}
+    table = delta_rs.open_table(paths.table_path(r["table"]))
+    rows = 0 if table is None else delta_rs.row_count(table)
+    props = {} if table is None else delta_rs.properties(table)
     times = [
         t for t in (r["last_position_ts"], r["last_message_ts"], live.get(r["source_id"])) if t
     ]
@@ -213,17 +278,17 @@ def _table_status(
         rows=rows,
         key_columns=list(r["key_columns"] or []),
         key_source=r["key_source"],
-        scd_type=int(props.get(T.SCD_TYPE_PROPERTY, "1")),
+        scd_type=int(props.get(SCD_TYPE_PROPERTY, "1")),
         source_id=r["source_id"],
         last_position=None if r["last_position"] is None else list(r["last_position"]),
         last_source_ts=r["last_position_ts"],
         freshness_seconds=None if newest is None else _seconds(now, newest),
         quarantined=n_q,
-        recent_applied=int(r["recent_applied"] or 0),
-        recent_ignored=int(r["recent_ignored"] or 0),
+        recent_applied=int(r["recent_applied"]),
+        recent_ignored=int(r["recent_ignored"]),
         recent_quarantined=recent_q,
         last_ddl=r["last_ddl"],
-        ordering=props.get(T.ORDERING_PROPERTY, "source"),
+        ordering=props.get(ORDERING_PROPERTY, "source"),
     )
 
 
@@ -232,7 +297,7 @@ def _seconds(now: datetime, then: datetime) -> float:
 
 
 def _stream(
-    spark: SparkSession, tgt: T.Target, batches: list[datetime], tables: list[TableStatus]
+    batches: list[datetime], tables: list[TableStatus], metrics: pa.Table | None
 ) -> dict[str, Any]:
     """The stream as a whole: the newest batch and its lag (``_cdc_batches`` when streaming
     from Kafka), else when the newest batch over files was applied."""
@@ -246,14 +311,14 @@ def _stream(
             default=None,
         ),
     }
-    metrics = _load(spark, tgt, T.BATCHES)
-    if metrics is not None:
-        last = metrics.orderBy(F.desc("finished_at")).first()
-        if last is not None:
-            stream.update(
-                last_batch_id=last["batch_id"],
-                last_batch_at=last["finished_at"],
-                offsets_behind=last["offsets_behind"],
-                seconds_behind=last["seconds_behind"],
-            )
+    records = [] if metrics is None else delta_rs.records(metrics)  # one row a batch
+    if records:
+        finished = [r for r in records if r["finished_at"] is not None]
+        last = max(finished, key=lambda r: r["finished_at"]) if finished else records[0]
+        stream.update(
+            last_batch_id=last["batch_id"],
+            last_batch_at=last["finished_at"],
+            offsets_behind=last["offsets_behind"],
+            seconds_behind=last["seconds_behind"],
+        )
     return stream

@@ -1,0 +1,152 @@
+"""Reading Delta tables without a JVM: delta-rs (the ``deltalake`` package), for the commands that
+only read (``cdclake status``, ``quarantine list``, ``report``). Spark writes every table.
+
+Locations are cdclake's (:mod:`cdclake.paths`): a plain path, a ``file:`` URI, or ``s3a://``,
+which delta-rs spells ``s3://``. On S3 the settings are those of cdclake's Spark sessions
+(:func:`cdclake._spark.s3a_options`): ``CDCLAKE_S3_ENDPOINT`` (path-style access, plain HTTP
+when the URL says so), ``AWS_REGION``, and the credentials of ``AWS_ACCESS_KEY_ID`` /
+``AWS_SECRET_ACCESS_KEY`` (``AWS_SESSION_TOKEN``), else delta-rs's own lookup (instance
+profiles, ``~/.aws``).
+
+Only cdclake's own tables (``_cdc_sources``, ``_cdc_quarantine``, ``_cdc_batches``) are read
+here. Of a target table only the log is read: its row count from the add actions' statistics
+(:func:`row_count`) and its properties; never its data (tables with column mapping read as nulls
+through ``to_pyarrow_table()``).
+
+>>> storage_uri("s3a://bucket/lake/_cdc_sources")
+'s3://bucket/lake/_cdc_sources'
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
+
+from cdclake.paths import has_scheme, is_local, local_path, to_uri
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+
+def storage_uri(location: str) -> str:
+    """``location`` as delta-rs takes it: a local path, or the URI with ``s3a://`` as ``s3://``."""
+    if is_local(location):
+        return str(local_path(to_uri(location)).absolute())
+    if location.startswith("s3a://"):
+        return "s3://" + location.removeprefix("s3a://")
+    return location
+
+
+def storage_options(location: str) -> dict[str, str]:
+    """What delta-rs needs to reach ``location``: nothing for a local path; for S3 the endpoint,
+    region and credentials cdclake's Spark sessions use."""
+    if not has_scheme(location) or not location.startswith(("s3a://", "s3://")):
+        return {}
+    options = {"AWS_REGION": os.environ.get("AWS_REGION", "us-east-1")}
+    endpoint = os.environ.get("CDCLAKE_S3_ENDPOINT")
+    if endpoint:
+        options["AWS_ENDPOINT_URL"] = endpoint
+        options["AWS_VIRTUAL_HOSTED_STYLE_REQUEST"] = "false"  # path-style, as fs.s3a is set
+        options["AWS_ALLOW_HTTP"] = str(endpoint.startswith("http://")).lower()
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        if os.environ.get(key):
+            options[key] = os.environ[key]
+    return options
+
+
+def open_table(location: str) -> DeltaTable | None:
+    """The Delta table at ``location`` (its newest version), or None when there is none."""
+    # delta-rs logs a warning for every credential source it tries and finds nothing in (IMDS
+    # on a machine that is not in a cloud): errors reach a person as one line of cdclake's
+    os.environ.setdefault("RUST_LOG", "error")
+    from deltalake import DeltaTable
+    from deltalake.exceptions import TableNotFoundError
+
+    try:
+        return DeltaTable(storage_uri(location), storage_options=storage_options(location))
+    except TableNotFoundError:
+        return None
+
+
+def read(location: str, columns: list[str]) -> pa.Table | None:
+    """``columns`` of the Delta table at ``location`` (a small table of cdclake's own), or None
+    when there is no table there. Read with delta-rs's own engine (``scan``): pyarrow's dataset
+    reader would import pandas, a second or more of a command that should answer in one."""
+    table = open_table(location)
+    return None if table is None else _arrow(table.scan(columns=columns))
+
+
+def _arrow(stream: object) -> pa.Table:
+    """An Arrow C stream (delta-rs hands out arro3 objects) as a pyarrow table, string views as
+    plain strings (what pyarrow's group-by takes)."""
+    import pyarrow as pa
+
+    table = pa.RecordBatchReader.from_stream(stream).read_all()
+    fields = [f.with_type(pa.string()) if f.type == pa.string_view() else f for f in table.schema]
+    return table.cast(pa.schema(fields))
+
+
+def row_count(table: DeltaTable) -> int | None:
+    """The rows ``table`` holds, from its log alone: the sum of its files' ``numRecords``
+    statistics, less the rows their deletion vectors delete. None when a file was written
+    without statistics (then only a scan could tell, and this does not scan)."""
+    import pyarrow.compute as pc
+
+    actions = _arrow(table.get_add_actions(flatten=True))
+    if actions.num_rows == 0:
+        return 0
+    records = actions.column("num_records")
+    if records.null_count:
+        return None
+    return int(pc.sum(records).as_py()) - deleted_rows(table)
+
+
+def deleted_rows(table: DeltaTable) -> int:
+    """Rows of live files that deletion vectors delete. delta-rs's add actions do not carry a
+    vector's cardinality, so the vectors themselves are read (a few bytes per file, not data)."""
+    if "deletionVectors" not in (table.protocol().reader_features or []):
+        return 0
+    import pyarrow.compute as pc
+
+    vectors = _arrow(table.deletion_vectors())
+    if vectors.num_rows == 0:
+        return 0
+    keep = pc.list_flatten(vectors.column("selection_vector"))  # False: deleted
+    return int(pc.sum(pc.invert(keep)).as_py() or 0)
+
+
+def properties(table: DeltaTable) -> dict[str, str]:
+    """The table's properties (``TBLPROPERTIES``: ``delta.*``, ``cdclake.*``)."""
+    return dict(table.metadata().configuration)
+
+
+def count_rows(table: pa.Table, *columns: str) -> Counter[tuple[Any, ...]]:
+    """Rows of ``table`` per distinct value of ``columns`` (nulls too), like a SQL ``GROUP BY``
+    ``count(*)``.
+
+    Plain Python, here and in the callers' filters: pyarrow's ``group_by`` runs on Acero, and
+    its compute functions convert Python values to Arrow scalars, and both import pandas, which
+    alone takes a second or more on a busy machine."""
+    return Counter(zip(*(values(table, c) for c in columns), strict=True))
+
+
+def values(table: pa.Table, column: str) -> list[Any]:
+    """A column as Python values; a time with a zone as an aware ``datetime`` in UTC. (pyarrow
+    makes those through pandas' time zones: a second's import on a busy machine.)"""
+    import pyarrow as pa
+
+    data = table.column(column)
+    kind = data.type
+    if not (pa.types.is_timestamp(kind) and kind.tz is not None):
+        return list(data.to_pylist())
+    naive = data.cast(pa.timestamp(kind.unit)).to_pylist()  # the same instants, as UTC
+    return [None if v is None else v.replace(tzinfo=UTC) for v in naive]
+
+
+def records(table: pa.Table) -> list[dict[str, Any]]:
+    """The rows of a small table as dicts, times as :func:`values` gives them."""
+    columns = {c: values(table, c) for c in table.column_names}
+    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]

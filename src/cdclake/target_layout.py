@@ -1,0 +1,87 @@
+"""Where tables live under the target folder: names and paths only, nothing that needs Spark.
+
+Layout of ``<target>``::
+
+    <target>/<identifier>/            one Delta table per source table: the live rows
+    <target>/_cdc_tombstones/<identifier>/   deleted keys with their delete position
+    <target>/_cdc_history_log/<identifier>/  a history table's accepted events (SCD type 2)
+    <target>/_cdc_quarantine/         bad input, with its lineage and the reason
+    <target>/_cdc_batches/            one metrics record per applied batch
+    <target>/_cdc_sources/            per batch: each source's and table's progress (liveness)
+    <target>/_cdc_replays/            quarantine replays: started and finished markers
+    <target>/_cdc_ddl/                the DDL statements applied
+
+``identifier`` is the source identifier with every character outside ``[A-Za-z0-9_.$-]``
+percent-escaped (and a leading dot too), so no identifier can leave ``<target>``. The readers
+that must answer without a JVM (``cdclake status``, ``quarantine list``, ``report``) import
+this module, not :mod:`cdclake.apply.tables`.
+
+>>> TargetPaths("s3a://bucket/lake").table_path("shop.public.my items")
+'s3a://bucket/lake/shop.public.my%20items'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cdclake.paths import join
+
+SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
+# cdclake's own tables under a target (every ``_cdc_*`` folder), defined here only
+QUARANTINE = "_cdc_quarantine"  # bad input with its reason and lineage
+TOMBSTONES = "_cdc_tombstones"  # per table: (key, position) of deletes, so late events stay out
+HISTORY_LOG = "_cdc_history_log"  # per SCD2 table: the events its history was built from
+BATCHES = "_cdc_batches"  # one row per streaming micro-batch: counts, lag, times
+SOURCES = "_cdc_sources"  # per batch and table/source: positions and source times (freshness)
+DDL_TABLE = "_cdc_ddl"  # the DDL statements applied, with their positions
+REPLAYS = "_cdc_replays"  # quarantine replays: what each replay selected and applied
+SYSTEM_TABLES = (QUARANTINE, TOMBSTONES, HISTORY_LOG, BATCHES, SOURCES, DDL_TABLE, REPLAYS)
+
+# cdclake's table properties (every ``cdclake.*`` key), defined here only
+TRUNCATE_PROPERTY = "cdclake.truncatePosition"
+KEY_PROPERTY = "cdclake.keyColumns"
+SCD_TYPE_PROPERTY = "cdclake.scdType"
+BACKFILL_PROPERTY = "cdclake.pendingBackfill"
+ORDERING_PROPERTY = "cdclake.ordering"
+"""``input`` on a table whose source gives no position: its changes are ordered by input order
+only (:data:`cdclake.model.INPUT_ORDER_DOC`)."""
+
+
+def escape_identifier(identifier: str) -> str:
+    """A folder name for a source identifier that cannot escape the target folder.
+
+    >>> escape_identifier("db.dbo.my table/../x")
+    'db.dbo.my%20table%2F..%2Fx'
+    >>> escape_identifier("..")
+    '%2E.'
+    """
+    out = []
+    for i, ch in enumerate(identifier):
+        if ch in SAFE and not (i == 0 and ch == "."):
+            out.append(ch)
+        else:
+            out.append("".join(f"%{b:02X}" for b in ch.encode("utf-8")))
+    return "".join(out) or "%00"
+
+
+@dataclass(frozen=True)
+class TargetPaths:
+    """The target folder: paths of every table cdclake writes there."""
+
+    root: str
+    table_map: dict[str, str] = field(default_factory=dict)  # source identifier -> target name
+
+    def name(self, identifier: str) -> str:
+        return self.table_map.get(identifier, identifier)
+
+    def table_path(self, identifier: str) -> str:
+        return join(self.root, escape_identifier(self.name(identifier)))
+
+    def tombstone_path(self, identifier: str) -> str:
+        return join(self.root, TOMBSTONES, escape_identifier(self.name(identifier)))
+
+    def history_log_path(self, identifier: str) -> str:
+        return join(self.root, HISTORY_LOG, escape_identifier(self.name(identifier)))
+
+    def system_path(self, name: str) -> str:
+        return join(self.root, name)
