@@ -20,8 +20,12 @@ DATA = TESTS / "data"
 
 SERVICES = ("conformance", "e2e")
 # The kill -9 runs take half of the services' time (twelve driver JVMs one after another): they
-# get a group of their own, so that the two halves run on the two workers side by side.
-OWN_GROUP = {"test_streaming_crash.py": "services-crash"}
+# get a group of their own, so that the two halves run on the two workers side by side; the
+# Prometheus case (about 4 minutes) joins them to even the halves out.
+OWN_GROUP = {
+    "test_streaming_crash.py": "services-crash",
+    "test_prometheus.py": "services-crash",
+}
 
 
 @pytest.hookimpl(trylast=True)

@@ -191,6 +191,10 @@ def apply_stream(kafka_broker: str, tmp_path: Path) -> Iterator[Callable[..., tu
         proc.wait(30)
 
 
+# About 4 minutes, and it must: a CLI driver starts a Kafka stream (about a minute), Prometheus
+# scrapes it while it applies, and the stale alert can only fire once the heartbeats have been
+# gone for longer than the rule's freshness threshold (60 s here, cut down from 900 s).
+@pytest.mark.e2e
 def test_prometheus_scrapes_freshness_and_quarantine_and_fires_the_stale_alert(
     kafka_broker: str, apply_stream: Callable[..., tuple[int, Path]], tmp_path: Path
 ) -> None:
