@@ -277,3 +277,27 @@ def test_debezium_server_json(lake: Lake, fmt: str, schemas: bool) -> None:
     assert (result.quarantined, result.changes, result.control) == (0, 4, 1)
     table = "postgres.inventory.customers"
     assert lake.rows(table, "id", "first_name", "email") == [(1001, "Sally", "sally2@x")]
+
+
+def test_positions_from_added_fields(spark: SparkSession) -> None:
+    """SQL Server ``__commit_lsn`` + ``__change_lsn`` (+ ``__event_serial_no``) is the
+    unflattened position; ``__lsn`` in a header is PostgreSQL's; a ``__file`` without ``__pos``
+    is no position: input order (``[epoch, file rank, line]``)."""
+    sqlserver = {"id": 1, "__op": "c", "__db": "testDB", "__schema": "dbo", "__table": "t",
+                 "__commit_lsn": "0000002b:00000758:0005", "__change_lsn": "0000002b:00000758:0003",
+                 "__event_serial_no": 2}  # fmt: skip
+    header_lsn = {"key": {"id": 2}, "value": {"id": 2, "__table": "t", "__db": "d"},
+                  "headers": {"__op": "u", "__lsn": "123"}}  # fmt: skip
+    file_only = {"id": 3, "__op": "r", "__table": "t", "__db": "m", "__file": "mysql-bin.000001"}
+    lines = [
+        json.dumps({"key": {"id": 1}, "value": sqlserver}),
+        json.dumps(header_lsn),
+        json.dumps({"key": {"id": 3}, "value": file_only}),
+    ]
+    rows = decode(raw_from_lines(spark, lines, epoch=9), "debezium").orderBy("lineage").collect()
+    assert [(r["table"], r["op"], r["position"], r["error"]) for r in rows] == [
+        ("testDB.dbo.t", "insert", [0x2B, 0x758, 5, 0x2B, 0x758, 3, 2], None),
+        ("d.t", "update", [123], None),
+        ("m.t", "read", [9, 0, 3], None),
+    ]
+    assert [r["meta"].get("ordering") for r in rows] == [None, None, "input"]
