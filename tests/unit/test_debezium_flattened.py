@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
 
-from cdclake.decode import decode
+from cdclake.config import ApplyConfig
+from cdclake.decode import KnownGroups, decode
 from cdclake.formats.debezium import FLAT_NO_TABLE
+from cdclake.runner import apply_raw
 from cdclake.sources import raw_from_lines
 from tests.conftest import Lake
 
@@ -301,3 +304,33 @@ def test_positions_from_added_fields(spark: SparkSession) -> None:
         ("m.t", "read", [9, 0, 3], None),
     ]
     assert [r["meta"].get("ordering") for r in rows] == [None, None, "input"]
+
+
+def test_a_stream_of_flattened_rows_takes_two_passes_and_holds_the_rows(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A stream's later batch is typed in one pass only from images under ``before``/``after``:
+    a flattened row sends its batch through two passes. Batch 1: MySQL rows 1001 (2.35) and 1002
+    with schema; batch 2: update 1001 -> 99.99, delete 1002: table (1001, 99.99)."""
+    known = KnownGroups()
+    config = ApplyConfig(format="debezium", inputs=("in.jsonl",), target=str(tmp_path / "lake"))
+    batches = [
+        [
+            mysql_row(customer(1001, "Sally", "AOs="), "r", 300),
+            mysql_row(customer(1002, "George", "A+g="), "c", 400),
+        ],
+        [
+            mysql_row(customer(1001, "Sally", "Jw8="), "u", 700),
+            mysql_row(customer(1002, "George", "A+g="), "d", 800, deleted=True),
+        ],
+    ]
+    results = [
+        apply_raw(raw_from_lines(spark, lines, f"b{i}.jsonl"), config, known=known)
+        for i, lines in enumerate(batches)
+    ]
+    assert [(r.quarantined, r.changes, r.one_pass) for r in results] == [
+        (0, 2, False),
+        (0, 2, False),
+    ]
+    lake = Lake(spark, tmp_path / "lake")
+    assert lake.rows("inventory.customers", "id", "balance") == [(1001, Decimal("99.99"))]

@@ -38,6 +38,9 @@ binary, int16). ``source.snapshot`` (``first``, ``first_in_data_collection``, ``
 ``last_in_data_collection``, ``last``, ``false``, ``incremental``) is kept in ``meta.snapshot``;
 op ``r`` alone makes a snapshot read.
 
+Debezium flattened by Kafka Connect's ``ExtractNewRecordState`` (the row alone, ``__op``,
+``__deleted`` and other added fields) is read too: see :mod:`cdclake.formats.debezium_flat`.
+
 With the schema envelope the row images are typed from the field schemas
 (:mod:`cdclake.formats.debezium_types`); bare payloads are typed from the target table or inferred.
 MySQL/MariaDB ``bigint unsigned`` needs ``bigint.unsigned.handling.mode=precise`` (Decimal(20,0)):
@@ -414,8 +417,9 @@ class DebeziumFormat(Format):
                 # a flattened row is not under before/after: typed from its text
                 REPARSE: F.col("_malformed").isNotNull() | is_flat,
             }
-            before = F.when(before.isNotNull(), F.lit("{}"))
-            after = F.when(after.isNotNull(), F.lit("{}"))
+            flat_before = F.col("_flat_delete") | (F.col("_flat") & (op == Op.DELETE))
+            before = F.when(before.isNotNull() | flat_before, F.lit("{}"))
+            after = F.when(after.isNotNull() | (F.col("_flat") & (op != Op.DELETE)), F.lit("{}"))
         else:
             row = flat.row_text(F.col("_enveloped"))
             key_image = _key_image(F.col("key"), F.col("_key"))
