@@ -21,10 +21,12 @@ from typing import Any
 from cdclake import formats
 
 FORMATS = tuple(formats.names())
-SHAPES = ("debezium-flink", "canal-flink")
+SHAPES = ("debezium-flink", "canal-flink", "debezium-flat")
 """Other producers' shapes of two formats (issue 40): Flink CDC's Debezium JSON (``source`` with
-``db`` and ``table`` only) and Flink's canal-json (no ``es``, ``ts``, ``isDdl``, ``mysqlType``).
-Both carry no position and no types: ordered by input order, typed from their JSON values."""
+``db`` and ``table`` only) and Flink's canal-json (no ``es``, ``ts``, ``isDdl``, ``mysqlType``),
+both without position, ordered by input order; Debezium flattened by ``ExtractNewRecordState``
+(``add.fields=op,db,table,lsn``, rewrite), ordered by ``__lsn``. None carries types: typed from
+their JSON values."""
 TABLES = {
     "debezium": "shop.dbo.items_dbz",
     "canal": "shop.items_canal",
@@ -32,6 +34,7 @@ TABLES = {
     "dataworks": "shop.items_dw",
     "debezium-flink": "shop.items_flink_dbz",
     "canal-flink": "shop.items_flink_canal",
+    "debezium-flat": "shop.items_flat_dbz",
 }
 MYSQL = {
     "id": "int(11)",
@@ -162,6 +165,14 @@ def debezium_flink(n: int, op: str, after: Any, before: Any, key: Any) -> dict[s
     return {"key": key, "value": {"before": before, "after": after, "op": op, "source": source}}
 
 
+def debezium_flat(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
+    """Debezium through ``ExtractNewRecordState`` with ``add.fields=op,db,table,lsn`` and
+    ``delete.handling.mode=rewrite``, schemas off: the row (a delete's before row), flat."""
+    added = {"__op": op, "__db": "shop", "__table": "items_flat_dbz", "__lsn": n}
+    row = after if after is not None else before
+    return {"key": key, "value": {**row, **added, "__deleted": "true" if op == "d" else "false"}}
+
+
 def canal_flink(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
     """Flink's ``canal-json``: no es, ts, isDdl or mysqlType; ``old`` holds the whole before row."""
     kind = {"c": "INSERT", "u": "UPDATE", "d": "DELETE"}[op]
@@ -290,6 +301,7 @@ BUILD = {
     "dataworks": dataworks,
     "debezium-flink": debezium_flink,
     "canal-flink": canal_flink,
+    "debezium-flat": debezium_flat,
 }
 RENDER: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "debezium": _dbz_values,
@@ -298,6 +310,7 @@ RENDER: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "dataworks": _dw_values,
     "debezium-flink": _json_values,
     "canal-flink": _json_values,
+    "debezium-flat": _json_values,
 }
 
 
@@ -308,6 +321,8 @@ def _image(doc: dict[str, Any], fmt: str) -> dict[str, Any]:
         return p["after"] or p["before"]  # type: ignore[no-any-return]
     if fmt == "debezium-flink":
         return doc["value"]["after"] or doc["value"]["before"]  # type: ignore[no-any-return]
+    if fmt == "debezium-flat":
+        return doc["value"]  # type: ignore[no-any-return]
     if fmt in ("canal", "canal-flink"):
         return doc["data"][0]  # type: ignore[no-any-return]
     if fmt == "ckafka":
@@ -325,10 +340,14 @@ ENVELOPE_FIELDS = {  # fields without which (or with the wrong type of which) no
     "dataworks": [("payload",), ("payload", "op"), ("payload", "sequenceId")],
     "debezium-flink": [("value", "op"), ("value", "source")],
     "canal-flink": [("type",), ("data",)],
+    "debezium-flat": [("value", "__op"), ("value", "__table")],
 }
-OPTIONAL = {("es",)}
-"""Fields whose absence is valid (a canal message without ``es`` is ordered by input order), so
-only a wrong type of them is a mutant."""
+OPTIONAL = {("es",), ("value", "__op")}
+"""Fields whose absence is valid (a canal message without ``es`` is ordered by input order, a
+flattened row without ``__op`` is an upsert), so only a wrong type of them is a mutant."""
+TEXT_FIELDS = {("value", "__table")}
+"""Fields whose every JSON value is a valid text (a table name): only their absence is a
+mutant."""
 WRONG_TYPES: list[Any] = [5, -1.5, True, [1, 2], {"a": 1}, "text"]
 NUMERIC = {"es", "BINLOG_POS", "sequenceId"}  # a number is the right type there
 BAD_VALUES = {  # per column: values that do not fit, as each format would carry them
@@ -387,7 +406,7 @@ def mutate(rng: random.Random, fmt: str, doc: dict[str, Any], kind: str) -> byte
         line = _dump(doc)
         return line[: rng.randrange(1, len(line) - 1)]
     if kind == "wrong-type":
-        path = rng.choice(ENVELOPE_FIELDS[fmt])
+        path = rng.choice([f for f in ENVELOPE_FIELDS[fmt] if f not in TEXT_FIELDS])
         wrong = [w for w in WRONG_TYPES if path[-1] not in NUMERIC or not isinstance(w, int)]
         _set_path(doc, path, rng.choice(wrong))
     elif kind == "missing-field":
@@ -417,6 +436,7 @@ def mutate(rng: random.Random, fmt: str, doc: dict[str, Any], kind: str) -> byte
         op = {
             "debezium": ("value", "payload", "op"),
             "debezium-flink": ("value", "op"),
+            "debezium-flat": ("value", "__op"),
             "canal": ("type",),
             "canal-flink": ("type",),
             "ckafka": ("TYPE",),

@@ -26,6 +26,15 @@ def _lines(name: str) -> list[str]:
     return (SEEDS / name).read_text().splitlines()
 
 
+FLATTENED = [
+    '{"schema": {"type": "struct", "name": "srv.inventory.t.Value", "fields": [{"type": "int32",'
+    ' "optional": false, "field": "id"}]}, "payload": {"id": 1}}',
+    '{"key": {"id": 2}, "value": {"id": 2, "op": "x", "__deleted": "false", "__table": "t",'
+    ' "__db": "d"}}',
+    '{"key": {"id": 3}, "value": {"id": 3, "type": "INSERT", "data": "a", "__op": "c",'
+    ' "__table": "t", "__db": "d"}}',
+]
+
 # (format each line belongs to, line); CKafka's DDL lines are canal messages
 MIXED: list[tuple[str, str]] = [
     *[("debezium", x) for x in _lines("002_postgres.jsonl")],
@@ -34,6 +43,10 @@ MIXED: list[tuple[str, str]] = [
     *[("dataworks", x) for x in _lines("003_dataworks.jsonl")],
     *[("debezium", x) for x in _lines("000_sqlserver_create.jsonl")],
     *[("dataworks", x) for x in _lines("003_dataworks_format_repaired.jsonl")[1:]],
+    # Debezium flattened by ExtractNewRecordState: a schema named *.Value, a bare row with
+    # __deleted (rewrite), a bare row with __op whose table has columns named like other
+    # formats' fields (a row, not canal's database/table: those are nested in the value)
+    *[("debezium", x) for x in FLATTENED],
 ]
 
 

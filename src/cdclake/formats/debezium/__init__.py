@@ -38,6 +38,9 @@ binary, int16). ``source.snapshot`` (``first``, ``first_in_data_collection``, ``
 ``last_in_data_collection``, ``last``, ``false``, ``incremental``) is kept in ``meta.snapshot``;
 op ``r`` alone makes a snapshot read.
 
+Debezium flattened by Kafka Connect's ``ExtractNewRecordState`` (the row alone, ``__op``,
+``__deleted`` and other added fields) is read too: see :mod:`cdclake.formats.debezium.flat`.
+
 With the schema envelope the row images are typed from the field schemas
 (:mod:`cdclake.formats.debezium.types`); bare payloads are typed from the target table or inferred.
 MySQL/MariaDB ``bigint unsigned`` needs ``bigint.unsigned.handling.mode=precise`` (Decimal(20,0)):
@@ -66,6 +69,7 @@ from cdclake.formats.base import (
     parse_value,
     select_envelope,
 )
+from cdclake.formats.debezium import flat
 from cdclake.formats.debezium import types as debezium_types
 from cdclake.formats.values import lookup
 from cdclake.model import INPUT_ORDERED, ORDERING_KEY, SOURCE_ID_KEY, KeySource, Op
@@ -81,6 +85,12 @@ OPS: dict[str, str] = {
     "t": Op.TRUNCATE,
     "m": Op.MESSAGE,
 }
+FLAT_OPS: dict[str, str] = {c: OPS[c] for c in "cudr"}
+"""The ``__op`` codes of a flattened event (the SMT drops truncates and messages)."""
+FLAT_NO_TABLE = (
+    "no table: add.fields=db,table (or schema,table), a value schema named "
+    "<prefix>.<db>.<table>.Value, or the Kafka topic"
+)
 TRANSACTION_STATUS: dict[str, str] = {"BEGIN": Op.BEGIN, "END": Op.COMMIT}
 UNAVAILABLE = "__debezium_unavailable_value"
 DDL_PREFIX = "ddl:"
@@ -108,6 +118,7 @@ _BODY: list[tuple[str, str]] = [
     ("id", "STRING"),
     ("ddl", "STRING"),
     ("databaseName", "STRING"),
+    *flat.BODY,
 ]
 # The value is parsed once, whether it has the schema envelope or is the bare payload.
 _VALUE = ", ".join(
@@ -258,14 +269,18 @@ def _parsed_key(key: Column) -> Column:
     )
 
 
-def _key_columns(key: Column, parsed: Column) -> Column:
-    """The key's column names: those of the payload of a key in the envelope form (with a
-    struct schema or a null one), else those of the key itself."""
+def _key_image(key: Column, parsed: Column) -> Column:
+    """The key's columns as a JSON object: the payload of a key in the envelope form (with a
+    struct schema or a null one), else the key itself."""
     enveloped = (parsed["fields"] == F.array(*map(F.lit, _KEY_ENVELOPE))) & F.startswith(
         F.ltrim(parsed["payload"]), F.lit("{")
     )
-    payload = F.when(enveloped, parsed["payload"]).otherwise(key)
-    return F.coalesce(F.json_object_keys(payload), F.array().cast("array<string>"))
+    return F.when(enveloped, parsed["payload"]).otherwise(key)
+
+
+def _key_columns(key: Column, parsed: Column) -> Column:
+    """The key's column names (see :func:`_key_image`)."""
+    return F.coalesce(F.json_object_keys(_key_image(key, parsed)), F.array().cast("array<string>"))
 
 
 class DebeziumFormat(Format):
@@ -273,8 +288,10 @@ class DebeziumFormat(Format):
     description: ClassVar[str] = "Debezium JSON (SQL Server, PostgreSQL, MySQL/MariaDB)"
 
     detect_fields: ClassVar[str] = (
-        "payload STRUCT<op: STRING, status: STRING, ddl: STRING, databaseName: STRING>, "
-        "op STRING, status STRING, ddl STRING, databaseName STRING"
+        "payload STRUCT<op: STRING, status: STRING, ddl: STRING, databaseName: STRING, "
+        f"{flat.DETECT_FIELDS.replace(' STRING', ': STRING')}>, "
+        "op STRING, status STRING, ddl STRING, databaseName STRING, "
+        f"`schema` STRUCT<name: STRING>, {flat.DETECT_FIELDS}"
     )
 
     def detect_parsed(self, fields: Column) -> Column:
@@ -282,7 +299,8 @@ class DebeziumFormat(Format):
             return F.coalesce(fields["payload"][name], fields[name])
 
         schema_change = either("ddl").isNotNull() & either("databaseName").isNotNull()
-        return either("op").isin(*OPS) | either("status").isin(*TRANSACTION_STATUS) | schema_change
+        envelope = either("op").isin(*OPS) | either("status").isin(*TRANSACTION_STATUS)
+        return envelope | schema_change | flat.detected(fields)
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
         return self._envelope(raw, None)
@@ -306,15 +324,41 @@ class DebeziumFormat(Format):
             v.isNull().alias("_null"),
             v["schema"]["fields"].alias("_schema_fields"),
             F.when(v["payload"].isNotNull(), v["payload"]).otherwise(bare).alias("_b"),
+            v["payload"].isNotNull().alias("_enveloped"),
+            v["schema"]["name"].alias("_schema_name"),
             _parsed_key(F.col("key")).alias("_key"),
         )
         b = F.col("_b")
-        src = b["source"]
-        op_code = b["op"]
-        status = b["status"]
+        headers = F.col("headers")
         tombstone = F.col(TOMBSTONE)
+        # flattened by ExtractNewRecordState (see debezium_flat): a row, or a delete's tombstone
+        # marked by the header __op: d; its source is made of the added fields
+        staged = staged.withColumns(
+            {
+                "_flat": ~tombstone & flat.is_flattened(b, headers, F.col("_schema_name")),
+                "_flat_delete": tombstone & headers[f"{flat.PREFIX}op"].eqNullSafe("d"),
+            }
+        )
+        is_flat = F.col("_flat") | F.col("_flat_delete")
+        staged = staged.withColumn(
+            "_src", F.when(is_flat, flat.source(b, headers)).otherwise(b["source"])
+        )
+        src = F.col("_src")
+        op_code = F.when(F.col("_flat"), flat.added(b, headers, "op")).otherwise(b["op"])
+        deleted = flat.added(b, headers, "deleted") == "true"
+        flat_op = (
+            F.when(F.coalesce(deleted, F.lit(False)), F.lit(Op.DELETE))
+            .when(op_code.isNotNull(), lookup(FLAT_OPS)[op_code])
+            .otherwise(F.lit(Op.UPDATE))  # no __op: an upsert of the row
+        )
+        status = b["status"]
+        total_order = F.when(is_flat, flat.added(b, headers, "total_order")).otherwise(
+            b["transaction"]["total_order"]
+        )
         op = (
-            F.when(tombstone, F.lit(Op.TOMBSTONE))
+            F.when(F.col("_flat_delete"), F.lit(Op.DELETE))
+            .when(tombstone, F.lit(Op.TOMBSTONE))
+            .when(F.col("_flat"), flat_op)
             .when(op_code.isNotNull(), lookup(OPS)[op_code])
             .when(status.isNotNull(), lookup(TRANSACTION_STATUS)[status])
             .when(b["ddl"].isNotNull(), F.lit(Op.MESSAGE))
@@ -323,15 +367,20 @@ class DebeziumFormat(Format):
         staged = staged.withColumns(
             {
                 "_op": op,
-                "_pos": _position(src, b["transaction"]["total_order"]),
-                "_table": _table(src),
+                "_pos": _position(src, total_order),
+                "_table": F.coalesce(
+                    _table(src),
+                    F.when(is_flat, flat.table(F.col("_schema_name"), flat.topic())),
+                ),
             }
         )
         body = {f: b[f] for f, _ in _BODY}
         fields = F.col("_schema_fields")
-        token = F.coalesce(
-            F.get(F.filter(fields, lambda f: f["field"] == "after"), 0)["fields"],
-            F.get(F.filter(fields, lambda f: f["field"] == "before"), 0)["fields"],
+        token = F.when(F.col("_flat"), flat.schema_token(F.col("_enveloped"))).otherwise(
+            F.coalesce(
+                F.get(F.filter(fields, lambda f: f["field"] == "after"), 0)["fields"],
+                F.get(F.filter(fields, lambda f: f["field"] == "before"), 0)["fields"],
+            )
         )
         op = F.col("_op")
         position = F.col("_pos")
@@ -343,12 +392,17 @@ class DebeziumFormat(Format):
             .when(
                 op.isNull() & op_code.isNotNull(),
                 F.concat(
-                    F.lit("unknown op '"),
+                    F.when(F.col("_flat"), F.lit(f"unknown {flat.PREFIX}op '")).otherwise(
+                        F.lit("unknown op '")
+                    ),
                     op_code,
-                    F.lit(f"' (expected one of {', '.join(OPS)})"),
+                    F.when(
+                        F.col("_flat"), F.lit(f"' (expected one of {', '.join(FLAT_OPS)})")
+                    ).otherwise(F.lit(f"' (expected one of {', '.join(OPS)})")),
                 ),
             )
             .when(op.isNull(), F.lit("not a Debezium change event: no op, status or ts_ms"))
+            .when(is_data & table.isNull() & is_flat, F.lit(FLAT_NO_TABLE))
             .when(is_data & table.isNull(), F.lit("no source table in source.db/schema/table"))
             .when(is_data, _position_error(src, position))
         )
@@ -358,10 +412,21 @@ class DebeziumFormat(Format):
             extra = {
                 IMAGE_COLUMNS[0]: before,
                 IMAGE_COLUMNS[1]: after,
-                REPARSE: F.col("_malformed").isNotNull(),
+                # a flattened row is not under before/after: typed from its text
+                REPARSE: F.col("_malformed").isNotNull() | is_flat,
             }
-            before = F.when(before.isNotNull(), F.lit("{}"))
-            after = F.when(after.isNotNull(), F.lit("{}"))
+            flat_before = F.col("_flat_delete") | (F.col("_flat") & (op == Op.DELETE))
+            before = F.when(before.isNotNull() | flat_before, F.lit("{}"))
+            after = F.when(after.isNotNull() | (F.col("_flat") & (op != Op.DELETE)), F.lit("{}"))
+        else:
+            row = flat.row_text(F.col("_enveloped"))
+            key_image = _key_image(F.col("key"), F.col("_key"))
+            before = (
+                F.when(F.col("_flat_delete"), key_image)
+                .when(F.col("_flat") & (op == Op.DELETE), row)
+                .otherwise(before)
+            )
+            after = F.when(F.col("_flat") & (op != Op.DELETE), row).otherwise(after)
         record_key = F.col("key").isNotNull()
         meta = F.map_from_arrays(
             F.array(*map(F.lit, META_KEYS)),
@@ -402,7 +467,7 @@ class DebeziumFormat(Format):
             position=F.when(is_data | body["ddl"].isNotNull(), position),
             seq=F.col("lineage"),
             source_ts=F.timestamp_millis(
-                F.coalesce(src["ts_ms"], body["ts_ms"]).try_cast("bigint")
+                F.coalesce(src["ts_ms"], F.when(~is_flat, body["ts_ms"])).try_cast("bigint")
             ),
             lineage=F.col("lineage"),
             raw=F.col("raw"),
