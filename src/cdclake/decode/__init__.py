@@ -836,9 +836,6 @@ def _typed_plan(
         for f in CHANGE_SCHEMA.fields
     }
     out["error"] = F.coalesce(F.col("error"), imageless)
-    if unknown is not None:
-        new = (typable & F.col("_plan").isNull()) | unknown
-        out["error"] = F.when(new, F.lit(NEW_SCHEMA)).otherwise(out["error"])
     parsed: dict[str, Column] = {}  # each plan's images parsed once, in a projection of its own
     images = all(c in env.columns for c in IMAGE_COLUMNS)  # parsed with the message
     for i, plan in sorted(by_shape.items()):
@@ -864,6 +861,11 @@ def _typed_plan(
         )
         for name, typed in typed_columns.items():
             out[name] = F.when(mine, typed).otherwise(out[name])
+    if unknown is not None:
+        # after the plans: a row of a known group that must be read again (the format's
+        # ``REPARSE``) is not typed from the images of the one-pass parse
+        new = (typable & F.col("_plan").isNull()) | unknown
+        out["error"] = F.when(new, F.lit(NEW_SCHEMA)).otherwise(out["error"])
     staged = env.withColumn("_plan", index)
     if parsed:
         staged = staged.withColumns(parsed)
