@@ -39,8 +39,10 @@ def test_detection_reads_every_formats_fields_in_one_struct(spark: SparkSession)
     fields = detection_type(formats.all_formats())
     assert fields.simpleString() == (
         "struct<payload:struct<op:string,status:string,ddl:string,databaseName:string,"
+        "__op:string,__deleted:string,before:string,after:string,source:string,"
         "timestamp:string>,op:string,status:string,ddl:string,databaseName:string,"
-        "isDdl:string,database:string,table:string,TYPE:string>"
+        "schema:struct<name:string>,__op:string,__deleted:string,before:string,after:string,"
+        "source:string,isDdl:string,database:string,table:string,TYPE:string>"
     )
 
 
