@@ -25,7 +25,9 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "unit"))
 from dbz import event  # noqa: E402
 
-KEY, SECRET, BUCKET = "cdclake", "cdclake-secret", "lake"
+# a bucket of its own: the shared test session caches an S3A filesystem per bucket, with the
+# endpoint of the first test that used it (the cluster cases use "lake")
+KEY, SECRET, BUCKET = "cdclake", "cdclake-secret", "status-lake"
 pytestmark = pytest.mark.e2e
 
 
@@ -52,7 +54,7 @@ def _s3(*args: str, env: dict[str, str]) -> None:
 
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A fresh s3proxy with the bucket ``lake``, for this module."""
+    """A fresh s3proxy with the bucket ``status-lake``, for this module."""
     port = str(_free_port())
     env = {
         **os.environ,
