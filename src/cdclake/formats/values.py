@@ -213,8 +213,11 @@ def decimal_from_number(
     casts do). Any other number (``is_double``: exponent notation, as ``BigDecimal.toString``
     writes ``1E-7`` or ``5E+2``, or more digits) is known only as a double, which determines it
     at that scale where it has at most :data:`DOUBLE_DIGITS` significant digits
-    (``|x| < 10^(15 - scale)``): it is rounded to the scale there, NULL elsewhere.
-    Example: ``("1234.5", false, 2)`` -> 1234.50; ``("1.0E-7", true, 7)`` -> 0.0000001.
+    (``|x| < 10^(15 - scale)``): it is the double's number at the scale there (unless
+    ``rounded``, NULL when that double holds a digit beyond the scale, as for plain text),
+    NULL elsewhere.
+    Example: ``("1234.5", false, 2)`` -> 1234.50; ``("1.0E-7", true, 7)`` -> 0.0000001;
+    ``("1.0E-7", true, 6)`` -> NULL.
     """
     as_type = text.try_cast(data_type)  # rounds HALF_UP to the scale
     if rounded:
@@ -224,7 +227,10 @@ def decimal_from_number(
         exact = F.when(F.coalesce(fraction, F.lit(0)) <= max(scale, 0), as_type)
     nearest = as_type if scale >= 0 else F.round(as_type, scale).try_cast(data_type)
     bound = 10.0 ** min(DOUBLE_DIGITS - scale, 300)
-    determined = F.abs(text.try_cast("double")) < F.lit(bound)
+    as_double = text.try_cast("double")
+    determined = F.abs(as_double) < F.lit(bound)
+    if not rounded:  # the scale's nearest number is that double only when no digit lies beyond
+        determined = determined & (nearest.cast("double") == as_double)
     return F.when(is_double, F.when(determined, nearest)).otherwise(exact)
 
 
