@@ -3,8 +3,10 @@
 Two batches (the first creates the tables, the second meets them typed) of good messages and
 mutants (see :mod:`fuzz_gen`) go through the file path with ``--format auto``; the good messages
 alone go to a second target. Per batch: every mutant is quarantined exactly once with a reason,
-counts reconcile, and the tables equal the reference tables. Seeded: set ``CDCLAKE_FUZZ_SEED``
-to replay another run, ``CDCLAKE_FUZZ_MUTANTS`` (per format and batch) to change its size.
+counts reconcile, and the tables equal the reference tables; the tables of the shapes with types
+(odd column names, NUMERIC decimals) also hold exactly the generator's rows under its names.
+Seeded: set ``CDCLAKE_FUZZ_SEED`` to replay another run, ``CDCLAKE_FUZZ_MUTANTS`` (per format
+and batch) to change its size.
 """
 
 from __future__ import annotations
@@ -13,16 +15,19 @@ import json
 import os
 import uuid
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from confluent_kafka import Producer
-from fuzz_gen import FORMATS, SHAPES, TABLES, Message, workload
-from pyspark.sql import SparkSession
+from fuzz_gen import FORMATS, SHAPES, TABLES, TYPED_SHAPE_MUTATIONS, Message, live_rows, workload
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import TimestampNTZType, TimestampType
 
 from cdclake.config import ApplyConfig
+from cdclake.names import column
 from cdclake.ops.metrics import reason_template
 from cdclake.run.kafka_tools import create_topic
 from cdclake.run.runner import apply_raw
@@ -52,7 +57,28 @@ def _write(path: Path, messages: list[Message]) -> Path:
 
 def _live(spark: SparkSession, target: Path, table: str, columns: list[str]) -> list[Any]:
     df = spark.read.format("delta").load(str(target / table))
-    return sorted(tuple(r) for r in df.select(*columns).collect())
+    return sorted(
+        tuple(r) for r in df.select(*[_comparable(df.schema[c]) for c in columns]).collect()
+    )
+
+
+def _comparable(field: Any) -> Column:
+    """A column by its exact name (``x.y`z`` too); a timestamp as ms since the epoch (UTC)."""
+    if isinstance(field.dataType, TimestampType | TimestampNTZType):
+        return F.unix_millis(column(field.name).cast("timestamp"))
+    return column(field.name)
+
+
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _expected(rows: list[dict[str, Any]], columns: list[str]) -> list[Any]:
+    """The generator's typed rows as :func:`_live` reads them."""
+
+    def value(v: Any) -> Any:
+        return (v - EPOCH) // timedelta(milliseconds=1) if isinstance(v, datetime) else v
+
+    return sorted(tuple(value(r[c]) for c in columns) for r in rows)
 
 
 def test_mutants_are_quarantined_and_tables_hold_the_good_messages(
@@ -106,6 +132,14 @@ def test_mutants_are_quarantined_and_tables_hold_the_good_messages(
                 if c not in IGNORED
             ]
             assert _live(spark, fuzz, table, columns) == _live(spark, ref, table, columns), table
+            if fmt in TYPED_SHAPE_MUTATIONS:  # and hold exactly the generator's rows and names
+                rows = [
+                    r
+                    for k in range(b + 1)
+                    for r in live_rows(SEED, fmt, GOOD, 1 + 10_000 * k, 100_000 * k)
+                ]
+                assert [c for c in columns if not c.startswith("_cdc_")] == list(rows[0])
+                assert _live(spark, fuzz, table, list(rows[0])) == _expected(rows, list(rows[0]))
     print(f"\nfuzz seed {SEED}: mutants tried per format {dict(tried)}; crashes 0")
     for reason, n in reasons.most_common():
         print(f"{n:6d}  {reason}")
