@@ -16,6 +16,16 @@ SRC = TESTS.parent / "src"
 # CLI subprocesses started by tests import this checkout too, not another clone's install.
 os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)
 DATA = TESTS / "data"
+SPARK_CONF_DIR = TESTS / "spark-conf"
+"""Spark settings for tiny test data (see its spark-defaults.conf); subprocess drivers get them
+through ``SPARK_CONF_DIR``."""
+
+
+def tiny_data_settings() -> dict[str, str]:
+    """The settings of ``tests/spark-conf/spark-defaults.conf``."""
+    lines = (SPARK_CONF_DIR / "spark-defaults.conf").read_text().splitlines()
+    pairs = (line.split(None, 1) for line in lines if line.strip() and not line.startswith("#"))
+    return {key: value.strip() for key, value in pairs}
 
 
 SERVICES = ("conformance", "e2e")
@@ -58,6 +68,7 @@ def spark() -> Iterator[SparkSession]:
         # a test run makes thousands of tables, which filled a 4 GB driver after an hour. A job
         # touches a handful of tables; the suite's cache is kept to the latest 50.
         .config("spark.databricks.delta.delta.log.cacheSize", "50")
+        .config(map=tiny_data_settings())
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -39,11 +39,28 @@ def run_bench(out: Path, *args: str, timeout: float) -> subprocess.CompletedProc
     return proc
 
 
+@pytest.fixture(scope="module")
+def smoke(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """One bench run at its smoke size for every case: the single-table contenders, 2,000 events
+    over 5 tables in one input, and the same count through a broker of the bench's own, then
+    10 s at a steady rate (one driver for all: its start and warm-up are paid once)."""
+    out = tmp_path_factory.mktemp("bench-smoke") / "bench-out"
+    proc = run_bench(
+        out,
+        *("--smoke", "--many-tables", "--tables", "5", "--streaming", "--stream-seconds", "10"),
+        timeout=1200,
+    )
+    return out, proc
+
+
 @pytest.mark.e2e
-@pytest.mark.timeout(900)
-def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
-    out = tmp_path / "bench-out"
-    proc = run_bench(out, "--smoke", timeout=840)
+@pytest.mark.timeout(1260)  # the first case runs the whole bench at its smoke size
+def test_bench_smoke_writes_reports_and_headline(
+    smoke: tuple[Path, subprocess.CompletedProcess[str]],
+) -> None:
+    out, proc = smoke
     for name in ("report.md", "report.json", "report.png"):
         assert (out / name).is_file(), f"{name} missing in {sorted(p.name for p in out.iterdir())}"
     last = proc.stdout.strip().splitlines()[-1]
@@ -60,29 +77,13 @@ def test_bench_smoke_writes_reports_and_headline(tmp_path: Path) -> None:
     assert headline["apply_scd2_eps"] and headline["apply_scd2_existing_eps"], last
 
 
-@pytest.fixture(scope="module")
-def new_cases(
-    tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[Path, subprocess.CompletedProcess[str]]:
-    """One bench run for both new cases: 2,000 events over 5 tables in one input, and the same
-    count through a broker of the bench's own, then 10 s at a steady rate."""
-    out = tmp_path_factory.mktemp("bench-new") / "bench-out"
-    proc = run_bench(
-        out,
-        *("--no-core", "--many-tables", "--tables", "5", "--streaming", "--events", "2000"),
-        *("--stream-seconds", "10", "--repeat", "1", "--no-publish", "--no-warmup"),
-        timeout=840,
-    )
-    return out, proc
-
-
 @pytest.mark.e2e
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1260)  # the first case runs the whole bench at its smoke size
 def test_bench_many_tables_compares_both_lakes(
-    new_cases: tuple[Path, subprocess.CompletedProcess[str]],
+    smoke: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
     """Both contenders of the many-tables case run and their lakes agree."""
-    out, proc = new_cases
+    out, proc = smoke
     last = proc.stdout.strip().splitlines()[-1]
     headline = json.loads(last)
     assert headline["many_tables"] == 5, last
@@ -101,12 +102,12 @@ def test_bench_many_tables_compares_both_lakes(
 
 
 @pytest.mark.e2e
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1260)  # the first case runs the whole bench at its smoke size
 def test_bench_streaming_reports_throughput_and_latency(
-    new_cases: tuple[Path, subprocess.CompletedProcess[str]],
+    smoke: tuple[Path, subprocess.CompletedProcess[str]],
 ) -> None:
     """The Kafka keys are there, every produced event reached the table, and p50 <= p95."""
-    out, proc = new_cases
+    out, proc = smoke
     last = proc.stdout.strip().splitlines()[-1]
     headline = json.loads(last)
     assert headline["stream_eps"] > 0 and headline["stream_recipe_eps"] > 0, last
