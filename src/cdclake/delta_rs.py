@@ -24,7 +24,7 @@ from collections import Counter
 from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
-from cdclake.paths import has_scheme, is_local, local_path, to_uri
+from cdclake.paths import has_scheme, is_local, local_path, s3_endpoint, to_uri
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -45,12 +45,12 @@ def storage_options(location: str) -> dict[str, str]:
     region and credentials cdclake's Spark sessions use."""
     if not has_scheme(location) or not location.startswith(("s3a://", "s3://")):
         return {}
-    options = {"AWS_REGION": os.environ.get("AWS_REGION", "us-east-1")}
-    endpoint = os.environ.get("CDCLAKE_S3_ENDPOINT")
-    if endpoint:
-        options["AWS_ENDPOINT_URL"] = endpoint
+    s3 = s3_endpoint()
+    options = {"AWS_REGION": s3.region}
+    if s3.url is not None:
+        options["AWS_ENDPOINT_URL"] = s3.url
         options["AWS_VIRTUAL_HOSTED_STYLE_REQUEST"] = "false"  # path-style, as fs.s3a is set
-        options["AWS_ALLOW_HTTP"] = str(endpoint.startswith("http://")).lower()
+        options["AWS_ALLOW_HTTP"] = str(not s3.tls).lower()
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         if os.environ.get(key):
             options[key] = os.environ[key]

@@ -11,7 +11,9 @@ system work on a location goes through the session's Hadoop ``FileSystem``.
 
 from __future__ import annotations
 
+import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -108,3 +110,30 @@ def list_visible_files(spark: SparkSession, location: str) -> list[str] | None:
         if s.isFile() and not s.getPath().getName().startswith((".", "_"))
     ]
     return sorted(names)
+
+
+@dataclass(frozen=True)
+class S3Endpoint:
+    """Where object storage is, as the environment says, for every reader and writer of the lake:
+    ``CDCLAKE_S3_ENDPOINT`` (an S3-compatible server such as MinIO or s3proxy; None for AWS
+    itself) and ``AWS_REGION``. cdclake's Spark sessions turn it into S3A settings
+    (:func:`cdclake._spark.s3a_options`), its Spark-free readers into delta-rs options
+    (:func:`cdclake.delta_rs.storage_options`): the two must agree."""
+
+    url: str | None
+    region: str
+
+    @property
+    def tls(self) -> bool:
+        return self.url is None or self.url.startswith("https://")
+
+
+def s3_endpoint() -> S3Endpoint:
+    """The :class:`S3Endpoint` the environment names now.
+
+    >>> s3_endpoint().region  # doctest: +SKIP
+    'us-east-1'
+    """
+    return S3Endpoint(
+        os.environ.get("CDCLAKE_S3_ENDPOINT") or None, os.environ.get("AWS_REGION", "us-east-1")
+    )

@@ -28,6 +28,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from cdclake import paths
+
 SPARK_VERSION = "4.2.0"
 DELTA_VERSION = "4.4.0"
 # The Hadoop inside the pinned pyspark (pyspark/jars/hadoop-client-api-3.5.0.jar); hadoop-aws
@@ -229,14 +231,14 @@ def s3a_options() -> dict[str, str]:
     MinIO or s3proxy: path-style access, plain HTTP when the URL says so). Credentials come from
     the usual places (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, instance profiles, or
     ``--conf spark.hadoop.fs.s3a.access.key=…``)."""
-    endpoint = os.environ.get("CDCLAKE_S3_ENDPOINT")
-    if not endpoint:
+    s3 = paths.s3_endpoint()
+    if s3.url is None:
         return {}
     return {
-        "spark.hadoop.fs.s3a.endpoint": endpoint,
+        "spark.hadoop.fs.s3a.endpoint": s3.url,
         "spark.hadoop.fs.s3a.path.style.access": "true",
-        "spark.hadoop.fs.s3a.connection.ssl.enabled": str(endpoint.startswith("https")).lower(),
-        "spark.hadoop.fs.s3a.endpoint.region": os.environ.get("AWS_REGION", "us-east-1"),
+        "spark.hadoop.fs.s3a.connection.ssl.enabled": str(s3.tls).lower(),
+        "spark.hadoop.fs.s3a.endpoint.region": s3.region,
     }
 
 
