@@ -39,6 +39,9 @@ def run_bench(out: Path, *args: str, timeout: float) -> subprocess.CompletedProc
     return proc
 
 
+# over 120 s (333 s in a full run), because: one bench run covers every contender (floor, decode,
+# apply, recipe, AUTO CDC, SCD2, MERGE scaling, many tables, a broker of its own and 10 s of
+# steady stream) at its smoke size, with the untimed warm-up it reports
 @pytest.fixture(scope="module")
 def smoke(
     tmp_path_factory: pytest.TempPathFactory,

@@ -249,6 +249,8 @@ def run_driver(stack: Stack, args: list[str], timeout: float = 1500) -> str:
 
 
 @pytest.mark.timeout(1800)  # a driver of its own; on a busy machine each Spark job waits for CPU
+# over 120 s (130 s in a full run), because: a user's own driver and its executors on two
+# standalone workers start, and each of the four formats is applied and read back over S3
 def test_batch_of_each_format_in_a_users_session_on_the_cluster(
     stack: Stack, spark: SparkSession
 ) -> None:
@@ -295,6 +297,8 @@ def test_batch_of_each_format_in_a_users_session_on_the_cluster(
 
 
 @pytest.mark.timeout(2400)
+# over 120 s (145 s), because: two more drivers (the CLI with --master, spark-submit), each
+# starting executors on the cluster, are the two ways of running this case checks
 def test_cli_with_master_and_spark_submit_on_the_cluster(stack: Stack, spark: SparkSession) -> None:
     """``cdclake apply --master spark://…`` and ``spark-submit $(cdclake submit-args) apply``."""
     lines, expected = workload("dataworks", 200, seed=5)
@@ -375,6 +379,8 @@ def produce_lines(bootstrap: str, topic: str, lines: list[str], tmp: Path) -> in
 
 
 @pytest.mark.timeout(2400)
+# over 120 s (317 s), because: a stream must outlive a killed worker (its executors restart) and
+# a killed driver (a second driver resumes from the checkpoint on S3), each recovery waited out
 def test_stream_from_kafka_survives_a_worker_and_the_driver_killed(
     stack: Stack,
     kafka_broker: str,

@@ -195,6 +195,8 @@ def apply_stream(kafka_broker: str, tmp_path: Path) -> Iterator[Callable[..., tu
 # scrapes it while it applies, and the stale alert can only fire once the heartbeats have been
 # gone for longer than the rule's freshness threshold (60 s here, cut down from 900 s).
 @pytest.mark.e2e
+# over 120 s (122 s), because: Prometheus scrapes a running stream, and the stale alert fires only
+# once the stream has been quiet for longer than the threshold above (60 s)
 def test_prometheus_scrapes_freshness_and_quarantine_and_fires_the_stale_alert(
     kafka_broker: str, apply_stream: Callable[..., tuple[int, Path]], tmp_path: Path
 ) -> None:
