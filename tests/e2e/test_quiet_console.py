@@ -23,7 +23,8 @@ NOISE = re.compile(
 )
 
 
-def _cdclake(*args: str) -> subprocess.CompletedProcess[str]:
+def _cdclake(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    """The CLI's run and its process id (which names its Spark log file)."""
     env = {
         **os.environ,
         "PYTHONPATH": str(REPO / "src"),
@@ -31,23 +32,24 @@ def _cdclake(*args: str) -> subprocess.CompletedProcess[str]:
         "CDCLAKE_SPARK_MASTER": "local[1]",
     }
     env.pop("PYSPARK_GATEWAY_PORT", None)
-    return subprocess.run(
-        [sys.executable, "-c", "from cdclake.cli import main; main()", *args],
+    argv = [sys.executable, "-c", "from cdclake.cli import main; main()", *args]
+    with subprocess.Popen(
+        argv,
         env=env,
         stdin=subprocess.DEVNULL,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=1500,
-        check=False,
-    )
+    ) as proc:
+        out, err = proc.communicate(timeout=1500)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err), proc.pid
 
 
 @pytest.mark.e2e
 @pytest.mark.timeout(1800)  # one Spark driver; a busy machine needs the margin
 def test_apply_on_the_demo_inputs_prints_only_cdclakes_output(tmp_path: Path) -> None:
     logs = Path(os.environ.get("CDCLAKE_CACHE", Path.home() / ".cache" / "cdclake")) / "logs"
-    before = set(logs.glob("spark-*.log"))
-    done = _cdclake(
+    done, pid = _cdclake(
         "apply",
         "--format",
         "auto",
@@ -61,7 +63,8 @@ def test_apply_on_the_demo_inputs_prints_only_cdclakes_output(tmp_path: Path) ->
     assert "messages" in done.stdout  # the summary is there
     noisy = [line for line in output.splitlines() if NOISE.search(line)]
     assert noisy == [], "\n".join(noisy)
-    # Spark's lines went to a new log file under the cache instead
-    new = set(logs.glob("spark-*.log")) - before
-    assert len(new) == 1
-    assert "Spark" in next(iter(new)).read_text(encoding="utf-8", errors="replace")
+    # Spark's lines went to a new log file under the cache instead (named by the driver's process
+    # id: other tests' drivers write theirs beside it at the same time)
+    new = list(logs.glob(f"spark-*-{pid}.log"))
+    assert len(new) == 1, sorted(p.name for p in logs.glob("spark-*.log"))
+    assert "Spark" in new[0].read_text(encoding="utf-8", errors="replace")
