@@ -68,13 +68,14 @@ def apply_raw(
     config: ApplyConfig,
     app_id: str | None = None,
     batch_id: int | None = None,
-    messages: int | None = None,
+    messages: int | Callable[[], int] | None = None,
     count_rows: bool = True,
     known: KnownGroups | None = None,
 ) -> BatchResult:
     """Decode and apply one batch of raw records. ``messages``: how many records ``raw`` holds,
-    when the caller counted them already (the line numbers of files, a Kafka batch's stats);
-    otherwise ``raw`` is cached and counted here. ``count_rows``: report each table's rows
+    when the caller counted them already (the line numbers of files), or a function that says
+    once the batch is applied (a Kafka batch's observed metrics); otherwise ``raw`` is cached and
+    counted here. ``count_rows``: report each table's rows
     after the batch (see :func:`cdclake.apply.batch.apply_changes`).
 
     ``known``: the groups earlier batches of a stream typed. With some, the batch is typed in one
@@ -90,7 +91,7 @@ def apply_raw(
         progress.phase("reading")
         if messages is None:
             messages = raw.count()
-        progress.phase("decoding", f"{messages} messages")
+        progress.phase("decoding", "" if callable(messages) else f"{messages} messages")
         options = config.decode_options()
         run = _BatchRun(spark, config, options, app_id, batch_id, count_rows)
         result = None
@@ -101,7 +102,7 @@ def apply_raw(
                 progress.phase("decoding", f"again in two passes: {e}")
         if result is None:
             result = run.two_passes(raw, known)
-        result.messages = messages
+        result.messages = messages() if callable(messages) else messages
         return result
     finally:
         if cache_raw:

@@ -21,12 +21,13 @@ with its size and the limit as the reason, and is never parsed.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.errors import StreamingQueryException
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake import sources
@@ -165,33 +166,27 @@ def process_batch(
     """Apply one micro-batch of Spark's Kafka source and write its ``_cdc_batches`` record.
 
     ``known``: the groups the query's earlier batches typed (see
-    :func:`cdclake.run.runner.apply_raw`).
+    :func:`cdclake.run.runner.apply_raw`). The batch's size, newest record time and records over
+    the size limit are observed on the decode's own read of the records: no pass of their own.
     """
     spark = kafka.sparkSession
     started = now()
-    kafka = kafka.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        stats = kafka.agg(
-            F.count(F.lit(1)).alias("n"),
-            F.max(F.unix_millis("timestamp")).alias("newest"),
-            F.count_if(message_bytes() > config.max_message_bytes).alias("big"),
-        ).first()
-        assert stats is not None
-        oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id, stats["big"])
-        fits = kafka.filter(message_bytes() <= config.max_message_bytes)
-        assert config.checkpoint is not None
-        raw = sources.from_kafka_df(fits, batch_epoch(spark, config.checkpoint, batch_id))
-        # the rows each table holds are counted once, when the run ends (see run_kafka)
-        messages = stats["n"] - oversize
-        result = apply_raw(raw, config, app_id, batch_id, messages, count_rows=False, known=known)
-        result.messages = stats["n"]
-        result.quarantined += oversize
-        for reason, n in reasons.items():
-            result.quarantine_reasons[reason] = result.quarantine_reasons.get(reason, 0) + n
-    finally:
-        kafka.unpersist()
+    stats = _BatchStats(kafka, config.max_message_bytes)
+    if config.fail_on_bad_input:  # a record over the limit stops the batch before any write
+        _quarantine_oversize(kafka, config, app_id, batch_id, stats.computed()["big"])
+    fits = stats.observed.filter(message_bytes() <= config.max_message_bytes)
+    assert config.checkpoint is not None
+    raw = sources.from_kafka_df(fits, batch_epoch(spark, config.checkpoint, batch_id))
+    # the rows each table holds are counted once, when the run ends (see run_kafka)
+    result = apply_raw(raw, config, app_id, batch_id, stats.fitting, count_rows=False, known=known)
+    oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id, stats.get()["big"])
+    result.messages = stats.get()["n"]
+    result.quarantined += oversize
+    for reason, n in reasons.items():
+        result.quarantine_reasons[reason] = result.quarantine_reasons.get(reason, 0) + n
     assert config.checkpoint is not None
     end = batch_end_offsets(spark, config.checkpoint, batch_id)
+    newest = stats.get()["newest"]
     metrics = BatchMetrics(
         batch_id=batch_id,
         result=result,
@@ -200,12 +195,54 @@ def process_batch(
         oversize=oversize,
         end_offsets=end,
         latest_offsets=latest(end) if latest is not None else None,
-        newest_message_at=(
-            datetime.fromtimestamp(stats["newest"] / 1000, UTC) if stats["newest"] else None
-        ),
+        newest_message_at=datetime.fromtimestamp(newest / 1000, UTC) if newest else None,
     )
     write_record(spark, config.target, metrics, app_id)
     return metrics
+
+
+class _BatchStats:
+    """A micro-batch's record count, newest record time (ms) and records over the size limit
+    (``n``, ``newest``, ``big``), observed (:class:`pyspark.sql.Observation`) on the first
+    action that reads :attr:`observed` in full: the decode's. If none did (a batch whose decode
+    failed before reading it), one aggregate computes them."""
+
+    _WAIT_S = 10.0
+
+    def __init__(self, kafka: DataFrame, limit: int) -> None:
+        self._kafka = kafka
+        self._aggregates = [
+            F.count(F.lit(1)).alias("n"),
+            F.max(F.unix_millis("timestamp")).alias("newest"),
+            F.count_if(message_bytes() > limit).alias("big"),
+        ]
+        self._observation = Observation()
+        self.observed = kafka.observe(self._observation, *self._aggregates)
+        self._stats: dict[str, Any] | None = None
+
+    def get(self) -> dict[str, Any]:
+        if self._stats is None:
+            future = self._observation._jo.future() if self._observation._jo else None
+            deadline = time.monotonic() + self._WAIT_S
+            while future is not None and not future.isCompleted() and time.monotonic() < deadline:
+                time.sleep(0.01)  # the metrics arrive with the action's end, on Spark's side
+            if future is not None and future.isCompleted():
+                self._stats = self._observation.get
+            else:
+                self.computed()
+        assert self._stats is not None
+        return self._stats
+
+    def computed(self) -> dict[str, Any]:
+        """The same numbers from an aggregate of their own."""
+        row = self._kafka.agg(*self._aggregates).first()
+        assert row is not None
+        self._stats = row.asDict()
+        return self._stats
+
+    def fitting(self) -> int:
+        """Records within the size limit: the ones decoded."""
+        return int(self.get()["n"]) - int(self.get()["big"])
 
 
 def run_kafka(
