@@ -130,6 +130,8 @@ class ApplyConfig(BaseModel):
     # Prometheus' /metrics while the run lasts (see cdclake.ops.metrics); None: not served
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_host: str = "127.0.0.1"
+    # a stream maintains its target (cdclake.ops.maintain) after every this many batches
+    maintain_every: int | None = Field(default=None, ge=1)
 
     @field_validator("target")
     @classmethod

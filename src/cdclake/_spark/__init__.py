@@ -173,6 +173,11 @@ def session_settings(shuffle_partitions: int = 4) -> dict[str, str]:
         # Delta rebuilds table state with this many tasks each time it loads a snapshot; the
         # default 50 makes every small MERGE pay for 50 tasks (see bench/README.md).
         "spark.databricks.delta.snapshotPartitions": str(max(2, shuffle_partitions)),
+        # Delta's VACUUM lists a table's folders with this many tasks: Spark's default 10,000
+        # made `cdclake maintain` take 20 s per table of a few files on 2 cores (2 s with 16)
+        "spark.sql.sources.parallelPartitionDiscovery.parallelism": str(
+            max(16, 4 * shuffle_partitions)
+        ),
         # Deletion vectors make MERGE mark rows instead of rewriting files, but readers such as
         # delta-rs cannot read such tables yet: off unless CDCLAKE_DELETION_VECTORS=true.
         "spark.databricks.delta.properties.defaults.enableDeletionVectors": os.environ.get(

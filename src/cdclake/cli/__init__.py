@@ -20,13 +20,14 @@ from cdclake.cli.common import (
 from cdclake.errors import CdclakeError
 
 # The commands of their own modules register on ``app`` when imported.
-from cdclake.cli import cluster, produce, quarantine, status  # noqa: F401  isort: skip
+from cdclake.cli import cluster, maintain, produce, quarantine, status  # noqa: F401  isort: skip
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cdclake.apply.results import BatchResult
     from cdclake.config import ApplyConfig, BinaryEncoding, DropPolicy, RenamePolicy
+
 
 @app.command()
 def apply(
@@ -35,9 +36,7 @@ def apply(
         list[str] | None, typer.Option("--input", help="JSON-lines file or dir")
     ] = None,
     more: Annotated[list[str] | None, typer.Argument(help="More input paths")] = None,
-    format: Annotated[
-        str, typer.Option(help=f"{formats.choices()} (per message)")
-    ] = "debezium",
+    format: Annotated[str, typer.Option(help=f"{formats.choices()} (per message)")] = "debezium",
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
     scd_type: Annotated[
         list[str] | None, typer.Option(help="1 or 2 (history), or TABLE=1|2 (globs allowed)")
@@ -103,6 +102,12 @@ def apply(
     metrics_host: Annotated[
         str, typer.Option(help="Address of /metrics (0.0.0.0: every interface)")
     ] = "127.0.0.1",
+    maintain_every: Annotated[
+        int | None,
+        typer.Option(
+            min=1, help="Streams: compact, vacuum, roll up (cdclake maintain) every N batches"
+        ),
+    ] = None,
     master: MasterOption = None,
     verbose: VerboseOption = False,
 ) -> None:
@@ -157,6 +162,7 @@ def apply(
             binary_encoding=cast("BinaryEncoding", binary_encoding),
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            maintain_every=maintain_every,
         ).check()
         if config.metrics_port is not None:
             url = f"http://{config.metrics_host}:{config.metrics_port}/metrics"

@@ -123,7 +123,7 @@ def utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
-def parse_duration(text: str) -> float:
+def parse_duration(text: str, option: str = "--max-staleness") -> float:
     """``15m`` -> 900.0; units s, m, h, d (plain numbers are seconds).
 
     >>> parse_duration("1h30m")
@@ -131,7 +131,7 @@ def parse_duration(text: str) -> float:
     """
     parts = re.findall(r"(\d+(?:\.\d+)?)\s*([smhd]?)", text.strip().lower())
     if not parts or re.sub(r"[\d.\s smhd]", "", text.lower()):
-        raise ConfigError(f"--max-staleness {text!r}: expected a duration such as 90s, 15m, 2h, 1d")
+        raise ConfigError(f"{option} {text!r}: expected a duration such as 90s, 15m, 2h, 1d")
     unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
     return float(sum(float(n) * unit[u] for n, u in parts))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -37,6 +38,7 @@ from cdclake.formats.base import DecodeOptions
 from cdclake.ops.metrics import serving
 
 BatchCallback = Callable[[int, BatchResult], None]
+_log = logging.getLogger(__name__)
 
 
 def read_changes(
@@ -231,6 +233,7 @@ def run_stream(
             raw, messages = sources.raw_from_text(batch, epoch)
             result = apply_raw(raw, config, app_id, batch_id, messages, known=known)
             total.merge(result)
+            maintain_between_batches(spark, config, batch_id)
             if served is not None:
                 served.batch(result, started, _now())
             if on_batch is not None:
@@ -241,6 +244,27 @@ def run_stream(
         )
         start_query(stream, each, config).awaitTermination()
     return total
+
+
+def maintain_between_batches(spark: SparkSession, config: ApplyConfig, batch_id: int) -> None:
+    """With ``config.maintain_every`` N, maintain the target (:mod:`cdclake.ops.maintain`: compact,
+    vacuum at the tables' own retention, roll up bookkeeping) after every N-th batch, inside the
+    stream's own batch: nothing writes the tables meanwhile. A table that fails is logged and
+    left for the next time: maintenance never stops the stream."""
+    every = config.maintain_every
+    if every is None or (batch_id + 1) % every:
+        return
+    from cdclake.ops.maintain import maintain
+
+    progress.phase("maintaining", config.target)
+    try:
+        report = maintain(spark, config.target)
+    except Exception as e:  # the store, listing the target: the next time may do better
+        _log.warning("maintenance of %s failed: %s", config.target, e)
+        return
+    for done in report:
+        if done.outcome != "ok":
+            _log.warning("maintenance of %s: %s: %s", done.table, done.outcome, done.reason)
 
 
 def start_query(

@@ -38,7 +38,7 @@ from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
 from cdclake.ops.metrics import serving
-from cdclake.run.runner import app_id_for, apply_raw, start_query
+from cdclake.run.runner import app_id_for, apply_raw, maintain_between_batches, start_query
 from cdclake.run.stream_metrics import (
     BatchMetrics,
     LatestOffsets,
@@ -277,6 +277,7 @@ def run_kafka(
                 failure.append(e)
                 raise
             total.merge(metrics.result)
+            maintain_between_batches(spark, config, batch_id)
             if served is not None:
                 served.batch(
                     metrics.result, metrics.started_at, metrics.finished_at,

@@ -1,0 +1,271 @@
+"""Keeping a target healthy while it runs for weeks: compaction, vacuum, bounded bookkeeping.
+
+:func:`maintain` visits every Delta table cdclake keeps under a target (the target tables, and
+its own ``_cdc_*`` tables: tombstones, history logs, quarantine, batch and source records, DDL,
+replays) and, per table:
+
+- **compacts** small files (Delta's ``OPTIMIZE``): a stream that commits every few seconds
+  leaves a file or more per commit; readers then open thousands of small files. Compaction
+  rewrites them into fewer, larger ones in a commit that changes no data (``dataChange=false``):
+  readers see the same rows before, during and after.
+- **vacuums** (``VACUUM``): removes files no version within the retention references any more
+  (compacted or rewritten by a MERGE). The retention is each table's own
+  (``delta.deletedFileRetentionDuration``, Delta's default 7 days) unless told otherwise; time
+  travel and readers of an older version need the files within it. Delta refuses a retention
+  below the table's unless its safety check is turned off in the session
+  (``spark.databricks.delta.retentionDurationCheck.enabled=false``): ``cdclake maintain
+  --retention-hours`` does that in its own session, a user's session is never changed. VACUUM
+  lists files with ``spark.sql.sources.parallelPartitionDiscovery.parallelism`` tasks: Spark's
+  default (10,000) costs about 20 s per small table on two cores; sessions cdclake builds use
+  16 or more.
+- **bounds cdclake's own records**: ``_cdc_sources`` keeps every row of its newest
+  ``keep_batches`` batches and rolls each older source, input and table up into one row (its
+  newest position and times, its counts summed), so ``cdclake status`` reads the same before and
+  after; ``_cdc_batches`` and ``_cdc_quarantine`` drop rows older than their retention, when one
+  is given (default: kept). Tombstones are kept: exactness needs every delete position.
+
+Maintenance is safe beside a running stream: compaction and vacuum are Delta operations with
+its concurrency rules, and a table whose maintenance meets a concurrent write is reported as
+such and left for the next run (``conflict``). A stream can also maintain its own target
+every N batches (``ApplyConfig.maintain_every``), between its batches.
+
+>>> report = maintain(spark, "/lake")  # doctest: +SKIP
+>>> [(t.table, t.files_before, t.files_after) for t in report]  # doctest: +SKIP
+[('shop.public.items', 240, 1), ('_cdc_sources', 240, 1), ...]
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdclake import paths
+from cdclake.target_layout import (
+    BATCHES,
+    HISTORY_LOG,
+    QUARANTINE,
+    SOURCES,
+    SYSTEM_TABLES,
+    TOMBSTONES,
+)
+
+KEEP_BATCHES = 100
+"""Batches of ``_cdc_sources`` kept row by row (``cdclake report`` charts the last 60, status
+sums the last 10); older rows are rolled up."""
+
+RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+
+
+@dataclass(frozen=True)
+class Retention:
+    """How long maintenance keeps what (None: Delta's default, or forever for records)."""
+
+    vacuum_hours: float | None = None  # files no longer referenced; None: the table's own
+    batches: timedelta | None = None  # rows of ``_cdc_batches`` by ``finished_at``
+    quarantine: timedelta | None = None  # rows of ``_cdc_quarantine`` by ``quarantined_at``
+    keep_batches: int = KEEP_BATCHES  # batches of ``_cdc_sources`` kept row by row
+
+
+@dataclass
+class TableMaintenance:
+    """What maintenance did to one table (files and bytes: the table's current version)."""
+
+    table: str  # its folder under the target
+    kind: str  # ``table`` (a target table) or ``cdclake`` (one of cdclake's own)
+    files_before: int = 0
+    files_after: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    rows_removed: int = 0  # bookkeeping rows rolled up or past their retention
+    files_vacuumed: int = 0  # files deleted from storage
+    seconds: float = 0.0
+    outcome: str = "ok"  # ok, conflict (a concurrent write: left for the next run), failed
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def delta_tables(spark: SparkSession, target: str) -> list[tuple[str, str]]:
+    """(folder under ``target``, kind) of every Delta table there, target tables first."""
+    root = paths.to_uri(target)
+    fs, path = paths._fs(spark, root)
+    if not fs.exists(path):
+        return []
+
+    def children(folder: Any) -> list[str]:
+        return sorted(str(s.getPath().getName()) for s in fs.listStatus(folder) if s.isDirectory())
+
+    jvm: Any = spark._jvm
+    found: list[tuple[str, str]] = []
+    for name in children(path):
+        sub = jvm.org.apache.hadoop.fs.Path(path, name)
+        if name in (TOMBSTONES, HISTORY_LOG):
+            for inner in children(sub):
+                if fs.exists(jvm.org.apache.hadoop.fs.Path(sub, f"{inner}/_delta_log")):
+                    found.append((f"{name}/{inner}", "cdclake"))
+        elif fs.exists(jvm.org.apache.hadoop.fs.Path(sub, "_delta_log")):
+            kind = "cdclake" if name in SYSTEM_TABLES else "table"
+            found.append((name, kind))
+    return sorted(found, key=lambda t: (t[1] != "table", t[0]))
+
+
+def maintain(
+    spark: SparkSession,
+    target: str,
+    *,
+    compact: bool = True,
+    vacuum: bool = True,
+    retention: Retention | None = None,
+    tables: Callable[[str], bool] | None = None,
+    on_table: Callable[[TableMaintenance], None] | None = None,
+) -> list[TableMaintenance]:
+    """Maintain every Delta table under ``target`` (see the module doc); one report per table.
+    ``tables``: which folders to visit (all by default). A table that fails does not stop the
+    others: its report says why."""
+    retention = retention or Retention()
+    report = []
+    for folder, kind in delta_tables(spark, target):
+        if tables is not None and not tables(folder):
+            continue
+        done = _maintain_table(spark, paths.join(paths.to_uri(target), folder), folder, kind,
+                               compact, vacuum, retention)  # fmt: skip
+        report.append(done)
+        if on_table is not None:
+            on_table(done)
+    return report
+
+
+def _maintain_table(
+    spark: SparkSession,
+    path: str,
+    folder: str,
+    kind: str,
+    compact: bool,
+    vacuum: bool,
+    retention: Retention,
+) -> TableMaintenance:
+    out = TableMaintenance(folder, kind)
+    started = time.perf_counter()
+    try:
+        out.files_before, out.bytes_before = _size(spark, path)
+        out.rows_removed = _bound_records(spark, path, folder, retention)
+        if compact and out.files_before > 1:
+            DeltaTable.forPath(spark, path).optimize().executeCompaction()
+        if vacuum:
+            out.files_vacuumed = _vacuum(spark, path, retention.vacuum_hours)
+        out.files_after, out.bytes_after = _size(spark, path)
+    except Exception as e:  # one table's failure is reported; the others are still maintained
+        out.outcome = "conflict" if _is_conflict(e) else "failed"
+        out.reason = _first_line(e)
+    out.seconds = round(time.perf_counter() - started, 3)
+    return out
+
+
+def _size(spark: SparkSession, path: str) -> tuple[int, int]:
+    row = DeltaTable.forPath(spark, path).detail().select("numFiles", "sizeInBytes").first()
+    assert row is not None
+    return int(row["numFiles"] or 0), int(row["sizeInBytes"] or 0)
+
+
+def _vacuum(spark: SparkSession, path: str, hours: float | None) -> int:
+    """Vacuum the table; how many files it deleted (from its ``VACUUM END`` commit)."""
+    table = DeltaTable.forPath(spark, path)
+    table.vacuum(hours) if hours is not None else table.vacuum()
+    last = table.history(2).select("operation", "operationMetrics").collect()
+    for r in last:
+        if r["operation"] == "VACUUM END":
+            return int((r["operationMetrics"] or {}).get("numDeletedFiles", 0))
+    return 0
+
+
+def _bound_records(spark: SparkSession, path: str, folder: str, retention: Retention) -> int:
+    """Roll ``_cdc_sources`` up, drop records past their retention; rows removed."""
+    now = datetime.now(UTC)
+    if folder == SOURCES:
+        return roll_up_sources(spark, path, retention.keep_batches)
+    if folder == BATCHES and retention.batches is not None:
+        return _delete_before(spark, path, "finished_at", now - retention.batches)
+    if folder == QUARANTINE and retention.quarantine is not None:
+        return _delete_before(spark, path, "quarantined_at", now - retention.quarantine)
+    return 0
+
+
+def _delete_before(spark: SparkSession, path: str, column: str, cutoff: datetime) -> int:
+    table = DeltaTable.forPath(spark, path)
+    table.delete(F.col(column) < F.lit(cutoff))
+    metrics = table.history(1).select("operationMetrics").first()
+    return int(((metrics and metrics[0]) or {}).get("numDeletedRows", 0))
+
+
+_SUMMED = ("messages", "heartbeats", "txn_markers", "applied", "ignored")
+_NEWEST = ("source_id", "key_columns", "key_source")  # the newest batch's value
+_GREATEST = ("batch_id", "last_message_ts", "last_heartbeat_ts", "last_offset", "recorded_at")
+
+
+def roll_up_sources(spark: SparkSession, path: str, keep_batches: int = KEEP_BATCHES) -> int:
+    """Replace the rows of ``_cdc_sources`` older than its newest ``keep_batches`` batches by one
+    row per (kind, source, table): what :mod:`cdclake.ops.status` reads from them stays the same
+    (newest position with its time, latest times, newest key and DDL, counts summed). One
+    commit (a ``replaceWhere`` of the old rows): a reader sees either the rows or their
+    roll-up. Rows removed."""
+    log = spark.read.format("delta").load(path)
+    # the batches' times as the session writes timestamps: the same text in the predicates
+    text = F.date_format("recorded_at", "yyyy-MM-dd HH:mm:ss.SSSSSS")
+    newest = (
+        log.select("recorded_at", text.alias("t"))
+        .distinct()
+        .orderBy(F.desc("recorded_at"))
+        .limit(keep_batches + 1)
+    )
+    times = [r["t"] for r in newest.collect()]  # at most keep_batches + 1 timestamps
+    if len(times) <= keep_batches:
+        return 0
+    old_rows = f"recorded_at <= TIMESTAMP'{times[keep_batches]}'"  # this batch and older ones
+    old = log.filter(F.expr(old_rows))
+    n_old = old.count()
+    groups = old.groupBy("kind", F.coalesce("source_id", F.lit("")).alias("_s"), "table")
+    rolled = groups.agg(*_rolled_columns(log)).drop("_s").select(*log.columns)
+    n_rolled = rolled.count()
+    if n_rolled >= n_old:
+        return 0  # already one row per source, input and table
+    rolled.coalesce(1).write.format("delta").mode("overwrite").option(
+        "replaceWhere", old_rows
+    ).save(path)
+    return n_old - n_rolled
+
+
+def _rolled_columns(log: DataFrame) -> list[Column]:
+    """The aggregates of one (kind, source, table) group of old ``_cdc_sources`` rows."""
+    by_time = F.struct("recorded_at", "batch_id")
+    # the newest position and its source time; positions compare as arrays, a null one last
+    at_newest = F.max_by(F.struct("last_position", "last_position_ts"), "last_position")
+    cols: list[Column] = [at_newest["last_position"].alias("last_position"),
+                          at_newest["last_position_ts"].alias("last_position_ts")]  # fmt: skip
+    cols += [F.max_by(c, by_time).alias(c) for c in _NEWEST]
+    cols.append(
+        F.max_by("last_ddl", F.when(F.col("last_ddl").isNotNull(), by_time)).alias("last_ddl")
+    )
+    cols += [F.sum(c).alias(c) for c in _SUMMED if c in log.columns]
+    cols += [F.max(c).alias(c) for c in _GREATEST if c in log.columns]
+    known = {"kind", "table", "last_position", "last_position_ts", "last_ddl", *_NEWEST, *_SUMMED,
+             *_GREATEST}  # fmt: skip
+    cols += [F.max_by(c, by_time).alias(c) for c in log.columns if c not in known]
+    return cols
+
+
+def _is_conflict(e: Exception) -> bool:
+    text = f"{type(e).__name__}: {e}"
+    return any(k in text for k in ("Concurrent", "DELTA_CONCURRENT", "ProtocolChanged"))
+
+
+def _first_line(e: Exception) -> str:
+    lines = [line for line in str(e).splitlines() if line.strip()]
+    return (lines[0] if lines else type(e).__name__)[:300]

@@ -1,0 +1,173 @@
+"""``cdclake maintain`` (issue 37, items 2 and 3): compaction and vacuum change no row a reader
+sees, ``_cdc_sources`` rolls up without changing what ``cdclake status`` says, records past their
+retention go, and a stream can maintain its own target between batches."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from test_html_report import live_workload
+from typer.testing import CliRunner
+
+from cdclake.cli import app
+from cdclake.ops.maintain import RETENTION_CHECK, Retention, delta_tables, maintain
+from cdclake.ops.status import target_status
+from cdclake.target_layout import QUARANTINE, SOURCES
+
+NOW = datetime(2030, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture
+def short_retention(spark: SparkSession) -> Any:
+    """VACUUM with a retention below Delta's 7 days, as ``--retention-hours`` allows."""
+    spark.conf.set(RETENTION_CHECK, "false")
+    yield
+    spark.conf.unset(RETENTION_CHECK)
+
+
+def everything(spark: SparkSession, root: Path) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every Delta table under ``root``, as a reader sees them."""
+    out = {}
+    for folder, _ in delta_tables(spark, str(root)):
+        df = spark.read.format("delta").load(str(root / folder))
+        out[folder] = sorted((tuple(map(repr, r)) for r in df.collect()), key=repr)
+    return out
+
+
+def status_doc(root: Path) -> dict[str, Any]:
+    return asdict(target_status(str(root), now=NOW))
+
+
+def test_maintain_compacts_and_vacuums_without_changing_a_row(
+    spark: SparkSession, lake: Any, short_retention: Any
+) -> None:
+    live_workload(lake)  # four batches over three tables, with quarantined records
+    rows, status = everything(spark, lake.root), status_doc(lake.root)
+
+    report = maintain(spark, str(lake.root), retention=Retention(vacuum_hours=0))
+
+    by_table = {t.table: t for t in report}
+    assert {t.outcome for t in report} == {"ok"}, [(t.table, t.reason) for t in report]
+    targets = [t for t in report if t.kind == "table"]
+    assert sorted(t.table for t in targets) == [
+        "shop.public.customers",
+        "shop.public.items",
+        "shop.public.orders",
+    ]
+    assert all(t.files_after == 1 for t in report), report
+    # tables that every batch appended to (a MERGE may leave one file already)
+    for t in [by_table[n] for n in ("shop.public.items", SOURCES, QUARANTINE)]:
+        assert t.files_before > 1, t
+        assert t.files_vacuumed >= t.files_before - 1, t  # the compacted files left storage
+    assert everything(spark, lake.root) == rows
+    assert status_doc(lake.root) == status
+
+    again = maintain(spark, str(lake.root), retention=Retention(vacuum_hours=0))
+    assert [(t.files_before, t.files_after, t.rows_removed) for t in again] == [(1, 1, 0)] * len(
+        report
+    )
+
+
+def test_sources_roll_up_keeps_the_status_and_the_newest_batches(
+    spark: SparkSession, lake: Any
+) -> None:
+    live_workload(lake)
+    source_rows = spark.read.format("delta").load(str(lake.root / SOURCES))
+    before = source_rows.count()
+    status = status_doc(lake.root)
+    newest = source_rows.agg({"recorded_at": "max"}).first()[0]
+    newest_rows = sorted(map(repr, source_rows.filter(source_rows.recorded_at == newest).collect()))
+
+    report = maintain(
+        spark, str(lake.root), compact=False, vacuum=False, retention=Retention(keep_batches=1)
+    )
+
+    rolled = spark.read.format("delta").load(str(lake.root / SOURCES))
+    removed = {t.table: t.rows_removed for t in report}
+    assert removed[SOURCES] == before - rolled.count() > 0
+    assert {k: v for k, v in removed.items() if k != SOURCES} == dict.fromkeys(
+        [k for k in removed if k != SOURCES], 0
+    )
+    # one row per (kind, source, table) of the older batches, the newest batch as it was
+    older = rolled.filter(rolled.recorded_at < newest)
+    assert older.count() == older.select("kind", "source_id", "table").distinct().count()
+    assert sorted(map(repr, rolled.filter(rolled.recorded_at == newest).collect())) == newest_rows
+    assert status_doc(lake.root) == status
+
+
+def test_records_past_their_retention_go(spark: SparkSession, lake: Any) -> None:
+    live_workload(lake)
+    quarantined = spark.read.format("delta").load(str(lake.root / QUARANTINE)).count()
+    kept = maintain(
+        spark, str(lake.root), compact=False, vacuum=False,
+        retention=Retention(quarantine=timedelta(days=1)),
+    )  # fmt: skip
+    assert {t.table: t.rows_removed for t in kept}[QUARANTINE] == 0
+    gone = maintain(
+        spark, str(lake.root), compact=False, vacuum=False,
+        retention=Retention(quarantine=timedelta(0)),
+    )  # fmt: skip
+    assert {t.table: t.rows_removed for t in gone}[QUARANTINE] == quarantined > 0
+    assert spark.read.format("delta").load(str(lake.root / QUARANTINE)).count() == 0
+
+
+def test_cli_reports_every_table_and_refuses_a_bad_duration(lake: Any) -> None:
+    live_workload(lake)
+    runner = CliRunner()
+    out = runner.invoke(
+        app, ["maintain", "--target", str(lake.root), "--retention-hours", "0", "--json"]
+    )
+    assert out.exit_code == 0, out.output
+    report = [json.loads(line) for line in out.output.splitlines()]
+    assert {r["table"] for r in report} >= {"shop.public.items", SOURCES, QUARANTINE}
+    items = next(r for r in report if r["table"] == "shop.public.items")
+    assert (items["files_after"], items["outcome"]) == (1, "ok")
+    assert items["files_vacuumed"] > 0
+
+    bad = runner.invoke(
+        app, ["maintain", "--target", str(lake.root), "--quarantine-retention", "a week"]
+    )
+    assert bad.exit_code == 2
+    assert "--quarantine-retention 'a week': expected a duration such as 90s" in bad.output
+
+    none = runner.invoke(app, ["maintain", "--target", str(lake.root / "nothing")])
+    assert none.exit_code == 2
+    assert "no Delta table under" in none.output
+
+
+def test_a_stream_maintains_its_target_between_batches(spark: SparkSession, tmp_path: Path) -> None:
+    """Two runs of a file stream, a batch each: the second batch is the second of the query, so
+    ``maintain_every=2`` compacts after it; every row stays exact."""
+    from dbz import event
+    from test_status import row
+
+    from cdclake.config import ApplyConfig
+    from cdclake.run.runner import run_stream
+
+    inbox, lake = tmp_path / "inbox", tmp_path / "lake"
+    inbox.mkdir()
+    config = ApplyConfig(
+        inputs=(str(inbox),), target=str(lake), stream=True, checkpoint=str(tmp_path / "chk"),
+        available_now=True, maintain_every=2,
+    )  # fmt: skip
+    expected: dict[int, str] = {}
+    for b in range(2):
+        lines = [event("c", after=row(10 * b + i, f"v{b}"), lsn=10 * b + i) for i in range(1, 4)]
+        lines.append(event("c", after=row(0, f"v{b}"), lsn=10 * b + 9))
+        (inbox / f"{b:03}.jsonl").write_text("\n".join(lines) + "\n")
+        expected.update({10 * b + i: f"v{b}" for i in range(1, 4)})
+        expected[0] = f"v{b}"
+        run_stream(spark, config)
+
+    items = spark.read.format("delta").load(str(lake / "shop.public.items"))
+    assert {r["id"]: r["name"] for r in items.collect()} == expected
+    sources = spark.sql(f"DESCRIBE HISTORY delta.`{lake / SOURCES}`").collect()
+    operations = [r["operation"] for r in sorted(sources, key=lambda r: r["version"])]
+    assert operations[:3] == ["WRITE", "WRITE", "OPTIMIZE"]  # then VACUUM at 7 days: nothing
+    assert spark.read.format("delta").load(str(lake / SOURCES)).inputFiles().__len__() == 1
