@@ -29,6 +29,10 @@ column          type                            meaning
 ``source_ts``   timestamp                       when the change happened in the source
 ``lineage``     struct<source,partition,offset> where the message came from (same as ``seq``)
 ``raw``         string                          the message as read (kept for quarantine)
+``key``         string                          the Kafka record's key as read (kept for
+                                                quarantine); null for a file's line, whose
+                                                ``raw`` holds it
+``headers``     map<string,string>              the Kafka record's headers, likewise
 ``detail``      string                          control payload: the DDL statement, the message
                                                 prefix, the transaction id...
 ``meta``        map<string,string>              format-specific extras (GTID, scn, ...)
@@ -123,6 +127,8 @@ CHANGE_SCHEMA = StructType(
         StructField("source_ts", TimestampType()),
         StructField("lineage", LINEAGE_TYPE),
         StructField("raw", StringType()),
+        StructField("key", StringType()),
+        StructField("headers", MapType(StringType(), StringType())),
         StructField("detail", StringType()),
         StructField("meta", MapType(StringType(), StringType())),
         StructField("error", StringType()),

@@ -266,20 +266,29 @@ def read_files_counted(
     return raw_from_text(text_with_files(spark.read.text(list_files(paths, spark))), epoch)
 
 
-def from_kafka_df(kafka: DataFrame, epoch: int | None = None) -> DataFrame:
-    """Raw records from a DataFrame of Spark's Kafka source (batch or micro-batch);
-    ``epoch``: the batch's input-order epoch (a stream's batch time)."""
-    headers = F.map_from_entries(
+def kafka_key() -> Column:
+    """The key of a record of Spark's Kafka source as text (:data:`cdclake.model.RAW_SCHEMA`)."""
+    return F.col("key").cast("string").alias("key")
+
+
+def kafka_headers() -> Column:
+    """The headers of a record of Spark's Kafka source (``includeHeaders``) as a map of text."""
+    return F.map_from_entries(
         F.transform(
             F.col("headers"),
             lambda h: F.struct(h["key"].alias("key"), h["value"].cast("string").alias("value")),
         )
-    )
+    ).alias("headers")
+
+
+def from_kafka_df(kafka: DataFrame, epoch: int | None = None) -> DataFrame:
+    """Raw records from a DataFrame of Spark's Kafka source (batch or micro-batch);
+    ``epoch``: the batch's input-order epoch (a stream's batch time)."""
     value = F.col("value").cast("string")
     return kafka.select(
-        F.col("key").cast("string").alias("key"),
+        kafka_key(),
         value.alias("value"),
-        headers.alias("headers"),
+        kafka_headers(),
         F.struct(
             F.col("topic").alias("source"),
             F.col("partition").alias("partition"),
@@ -289,3 +298,33 @@ def from_kafka_df(kafka: DataFrame, epoch: int | None = None) -> DataFrame:
         F.lit(False).alias("nested"),
         input_order(epoch, F.col("partition"), F.col("offset")).alias("order"),
     )
+
+
+def raw_from_kept(kept: DataFrame, epoch: int | None = None) -> DataFrame:
+    """Raw records again from rows that kept them as the quarantine does (``raw``, ``lineage``,
+    and ``key`` and ``headers``, which a table written before them lacks): a Kafka record
+    (its lineage has a partition) as :func:`from_kafka_df` made it, so that it decodes as it
+    first did (a Debezium row's key may be in the record key alone); a file's line as
+    :func:`raw_from_lines_df` reads it.
+
+    >>> raw = raw_from_kept(spark.read.format("delta").load(quarantine_path))  # doctest: +SKIP
+    """
+    epoch = epoch_now() if epoch is None else epoch  # one epoch for both kinds
+    missing = {
+        name: F.lit(None).cast(RAW_SCHEMA[name].dataType)
+        for name in ("key", "headers")
+        if name not in kept.columns
+    }
+    kept = kept.withColumns(missing) if missing else kept
+    lineage = F.col("lineage")
+    from_kafka = lineage["partition"].isNotNull()
+    lines = kept.filter(~from_kafka).select(F.col("raw").alias("line"), "lineage")
+    records = kept.filter(from_kafka).select(
+        *[F.col(name).cast(RAW_SCHEMA[name].dataType).alias(name) for name in ("key", "headers")],
+        F.col("raw").alias("value"),
+        lineage.cast(RAW_SCHEMA["lineage"].dataType).alias("lineage"),
+        F.col("raw"),
+        F.lit(False).alias("nested"),
+        input_order(epoch, lineage["partition"], lineage["offset"]).alias("order"),
+    )
+    return raw_from_lines_df(lines, epoch).unionByName(records)

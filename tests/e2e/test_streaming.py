@@ -93,11 +93,18 @@ def produce_records(bootstrap: str, topic: str, records: list[dict[str, Any]], t
     return produce(path, topic, bootstrap)
 
 
-def produce_bytes(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes]]) -> None:
-    """Messages as given on the wire (malformed JSON cannot go through a JSON-lines file)."""
+def produce_bytes(
+    bootstrap: str,
+    topic: str,
+    messages: list[tuple[bytes | None, bytes]],
+    headers: dict[int, dict[str, bytes]] | None = None,
+) -> None:
+    """Messages as given on the wire (malformed JSON cannot go through a JSON-lines file);
+    ``headers``: those of the message at each index."""
     producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True})
-    for key, value in messages:
-        producer.produce(topic, key=key, value=value, partition=0)
+    for i, (key, value) in enumerate(messages):
+        extra = {"headers": list((headers or {})[i].items())} if i in (headers or {}) else {}
+        producer.produce(topic, key=key, value=value, partition=0, **extra)
     assert producer.flush(30) == 0
 
 
@@ -203,9 +210,21 @@ def _good(op: str, lsn: int, **row: Any) -> bytes:
     return json.dumps(rec["value"]).encode()
 
 
+BIG_NAME = "x" * 5000
+# the headers of the messages at these offsets (all of them on partition 0)
+BAD_INPUT_HEADERS = {
+    1: {"trace": b"t-1"},
+    7: {"trace": b"t-7", "origin": b"db-2"},
+    8: {"trace": b"t-8"},
+}
+
+
 def bad_input_messages(limit: int) -> list[tuple[bytes | None, bytes | None, str | None]]:
     """(key, value, quarantine reason or None) in offset order."""
-    huge = json.dumps({"op": "c", "pad": "x" * (limit + 10)}).encode()
+    # an update of id 1 that only its record key says is one (a good message: the replay, with
+    # the key, applies it)
+    huge = _good("u", 55, id=1, name=BIG_NAME, qty=11)
+    assert len(huge) > limit
     unfit = json.loads(event("c", after={"id": 9, "name": "n", "qty": 1}, lsn=90))["value"]
     unfit["payload"]["after"]["qty"] = "lots"
     return [
@@ -224,7 +243,7 @@ def bad_input_messages(limit: int) -> list[tuple[bytes | None, bytes | None, str
             _good("c", 40, id=4, name="d", qty=4),
             "key column(s) nope not in the row of shop.public.items",
         ),
-        (b'{"id":5}', huge, f"message of {len(huge) + 8} bytes is over the limit of {limit}"),
+        (b'{"id":1}', huge, f"message of {len(huge) + 8} bytes is over the limit of {limit}"),
         (b'{"id":1}', _good("u", 50, id=1, name="a2", qty=10), None),
         (b'{"id":2}', _good("d", 60, id=2, name="b", qty=2), None),
         (b'{"id":2}', None, None),  # tombstone: a control record
@@ -238,7 +257,12 @@ def test_bad_input_is_quarantined_and_every_message_reconciles(
 ) -> None:
     topic, limit = _topic("dbz-bad"), 4096
     messages = bad_input_messages(limit)
-    produce_bytes(kafka_broker, topic, [(k, v) for k, v, _ in messages])  # type: ignore[misc]
+    produce_bytes(
+        kafka_broker,
+        topic,
+        [(k, v) for k, v, _ in messages],  # type: ignore[misc]
+        BAD_INPUT_HEADERS,
+    )
     config = kafka_config(
         kafka_broker, topic, tmp_path, max_message_bytes=limit, max_offsets_per_trigger=5
     )
@@ -260,6 +284,11 @@ def test_bad_input_is_quarantined_and_every_message_reconciles(
     for q, (offset, reason) in zip(quarantine, bad, strict=True):
         assert reason in q["reason"], (offset, q["reason"])
         assert q["raw"] == messages[offset][1].decode()  # type: ignore[union-attr]
+        # the record key and headers, as they came: a replay gives the record back whole
+        key = messages[offset][0]
+        assert q["key"] == (key.decode() if key is not None else None), offset
+        headers = BAD_INPUT_HEADERS.get(offset, {})
+        assert (q["headers"] or {}) == {k: v.decode() for k, v in headers.items()}, offset
         assert q["quarantined_at"] is not None
     assert "(--max-message-bytes); not parsed" in quarantine[-1]["reason"]
 
@@ -287,6 +316,33 @@ def test_bad_input_is_quarantined_and_every_message_reconciles(
         1,
         6,
     )
+    replay_with_record_keys(spark, tmp_path / "lake", quarantine)
+
+
+def replay_with_record_keys(
+    spark: SparkSession, lake: Path, quarantined: list[dict[str, Any]]
+) -> None:
+    """``quarantine show`` gives a record's key and headers; a replay (no size limit) applies the
+    oversize update, whose row key is in its record key alone; the others still fail, for the
+    same reasons, and stay with their key and headers."""
+    target = ["--target", str(lake)]
+    res = CliRunner().invoke(app, ["quarantine", "show", *target, "--reason", "not valid JSON"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines()[1:3] == ['key: {"id":1}', 'headers: {"trace": "t-1"}']
+
+    res = CliRunner().invoke(app, ["quarantine", "replay", *target, "--format", "debezium"])
+    assert res.exit_code == 0, res.output
+    assert "selected 6; applied 1; still quarantined 5" in res.stdout
+
+    assert actual_state(spark, lake, ["shop.public.items"]) == {
+        "shop.public.items": {(("id", 1), ("name", BIG_NAME), ("qty", 11))}
+    }
+    fields = ("lineage", "reason", "key", "headers", "raw")
+    kept = [{k: q[k] for k in fields} for q in quarantined[:-1]]
+    again = sorted(
+        delta_rows(spark, lake / "_cdc_quarantine"), key=lambda r: r["lineage"]["offset"]
+    )
+    assert [{k: q[k] for k in fields} for q in again] == kept
 
 
 @pytest.mark.e2e

@@ -57,9 +57,37 @@ def test_list_and_show(lake: Any) -> None:
     lines = res.stdout.splitlines()
     assert lines[0].startswith(f"test.jsonl line 4 table {ORDERS}, batch None, at ")
     assert lines[0].endswith(ORDERS_KEY)
-    assert '"oid": 7' in lines[1]
+    assert '"oid": 7' in lines[1]  # a file's line: its key is in the line, none of its own
     res = CliRunner().invoke(app, ["quarantine", "list", "--target", str(lake.root / "none")])
     assert res.exit_code == 2 and "no quarantine under" in res.stderr
+
+
+def test_a_files_records_have_no_key_or_headers_of_their_own(lake: Any) -> None:
+    """A line's key and headers are in its ``raw`` (a record object): the columns are null."""
+    workload(lake)
+    rows = lake.spark.read.format("delta").load(str(lake.root / "_cdc_quarantine")).collect()
+    assert len(rows) == 4
+    assert {(r["key"], r["headers"]) for r in rows} == {(None, None)}
+
+
+def test_a_quarantine_written_before_keys_and_headers_were_kept(lake: Any) -> None:
+    """Its list, show and replay work; the replay's writes add the columns."""
+    workload(lake)
+    path = str(lake.root / "_cdc_quarantine")
+    old = lake.spark.read.format("delta").load(path).drop("key", "headers")
+    old.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
+    target = ["--target", str(lake.root)]
+    res = CliRunner().invoke(app, ["quarantine", "list", *target])
+    assert res.exit_code == 0, res.output
+    assert "4 records" in res.stdout
+    res = CliRunner().invoke(app, ["quarantine", "show", *target, "--table", "*.orders"])
+    assert res.exit_code == 0, res.output
+    assert '"oid": 7' in res.stdout.splitlines()[1]
+    res = CliRunner().invoke(app, ["quarantine", "replay", *target, "--primary-key", f"{ITEMS}=id"])
+    assert res.exit_code == 0, res.output
+    assert "selected 4; applied 2; still quarantined 2" in res.stdout
+    expected_after_replay(lake)
+    assert {"key", "headers"} <= set(lake.spark.read.format("delta").load(path).columns)
 
 
 def expected_after_replay(lake: Any) -> None:

@@ -38,6 +38,7 @@ from cdclake.apply.scd2 import (
 from cdclake.decode import NEW_SCHEMA, NeedsTwoPasses, release
 from cdclake.errors import BadInputError
 from cdclake.model import (
+    CHANGE_SCHEMA,
     CONTROL_OPS,
     DATA_OPS,
     DEFAULTS_KEY,
@@ -82,13 +83,29 @@ def _fill_defaults(
     return image
 
 
+# what a quarantined Kafka record keeps besides its value (``raw``): a replay gives it back whole
+_KEY_AND_HEADERS = ("key", "headers")
+
+
+def _with_record_fields(df: DataFrame) -> DataFrame:
+    """``df`` with the columns of ``_KEY_AND_HEADERS``, null where it has none (changes
+    built before they were part of the model)."""
+    missing = [name for name in _KEY_AND_HEADERS if name not in df.columns]
+    if not missing:
+        return df
+    return df.withColumns({n: F.lit(None).cast(CHANGE_SCHEMA[n].dataType) for n in missing})
+
+
 def quarantine(
     spark: SparkSession, target: T.Target, bad: DataFrame, txn: Txn, batch_id: int | None
 ) -> None:
+    """Append the bad changes or records of ``bad`` (``raw``, ``lineage``, ``error``, ``table``,
+    ``op``; a Kafka record's ``key`` and ``headers`` where it has them) to the quarantine."""
     path = target.system_path(T.QUARANTINE)
-    rows = bad.select(
+    rows = _with_record_fields(bad).select(
         F.col("raw"),
         F.col("lineage"),
+        *_KEY_AND_HEADERS,
         F.col("error").alias("reason"),
         F.col("table"),
         F.col("op"),
@@ -183,9 +200,16 @@ def apply_changes(
         keep = keep | F.col("error").eqNullSafe(NEW_SCHEMA)
     if keep is not None:
         changes = changes.withColumn("_keep", keep)
+    changes = _with_record_fields(changes)
     with_raw = changes  # a refused table's changes are quarantined with their raw message
-    # the raw message is only kept for quarantine: good rows need not carry it in the cache
-    changes = changes.withColumn("raw", F.when(F.col("error").isNotNull(), F.col("raw")))
+    # the raw message (and a Kafka record's key and headers) are only kept for quarantine: good
+    # rows need not carry them in the cache
+    changes = changes.withColumns(
+        {
+            name: F.when(F.col("error").isNotNull(), F.col(name))
+            for name in ("raw", *_KEY_AND_HEADERS)
+        }
+    )
     cached = changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         if keep is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -63,7 +64,8 @@ def show(
     since: Since = None,
     limit: Annotated[int, typer.Option(min=1, help="At most this many records")] = 20,
 ) -> None:
-    """The raw records with where they came from (file + line, or topic + partition + offset)."""
+    """The raw records with where they came from (file + line, or topic + partition + offset),
+    and a Kafka record's key and headers."""
     from cdclake.ops.quarantine import show as rows_of
 
     try:
@@ -82,6 +84,15 @@ def show(
             f"at {r['quarantined_at']}: {r['reason']}",
             soft_wrap=True,
         )
+        if r["key"] is not None:
+            console.print(f"key: {r['key']}", soft_wrap=True, highlight=False, markup=False)
+        if r["headers"]:
+            console.print(
+                f"headers: {json.dumps(r['headers'], ensure_ascii=False, sort_keys=True)}",
+                soft_wrap=True,
+                highlight=False,
+                markup=False,
+            )
         console.print(r["raw"], soft_wrap=True, highlight=False, markup=False)
 
 

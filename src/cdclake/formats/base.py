@@ -94,6 +94,8 @@ ENVELOPE_SCHEMA = StructType(
         StructField("source_ts", TimestampType()),
         StructField("lineage", LINEAGE_TYPE),
         StructField("raw", StringType()),
+        StructField("key", StringType()),  # the Kafka record's (see select_envelope)
+        StructField("headers", MapType(StringType(), StringType())),
         StructField("detail", StringType()),
         StructField("meta", MapType(StringType(), StringType())),
         StructField("error", StringType()),
@@ -331,12 +333,22 @@ def select_envelope(
     df: DataFrame, extra: dict[str, Column] | None = None, **columns: Column
 ) -> DataFrame:
     """Project ``df`` to :data:`ENVELOPE_SCHEMA`, casting each given column; missing ones null.
-    ``extra``: columns kept after them as they are."""
+    ``extra``: columns kept after them as they are.
+
+    ``key`` and ``headers`` default to the raw record's own (:data:`cdclake.model.RAW_SCHEMA`)
+    where it is a Kafka record: kept for quarantine, so that a replay gives the record back
+    whole. A file's line (``nested``) has them in its ``raw``; a format that read them there
+    replaced the columns, which are then not the record's as read."""
     from pyspark.sql import functions as F
 
+    record = {
+        name: F.when(~F.col("nested"), F.col(name))
+        for name in ("key", "headers")
+        if {name, "nested"} <= set(df.columns)
+    }
     out = []
     for f in ENVELOPE_SCHEMA.fields:
-        col = columns.get(f.name)
+        col = columns.get(f.name, record.get(f.name))
         out.append((F.lit(None) if col is None else col).cast(f.dataType).alias(f.name))
     out += [c.alias(name) for name, c in (extra or {}).items()]
     return df.select(*out)

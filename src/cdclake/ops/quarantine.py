@@ -112,10 +112,13 @@ def counts(target: str, selection: Selection) -> list[tuple[str, str, int]]:
 def show(
     spark: SparkSession, target: str, selection: Selection, limit: int
 ) -> list[dict[str, Any]]:
-    """The selected records with their lineage, oldest first (at most ``limit``)."""
+    """The selected records with their lineage, oldest first (at most ``limit``); a Kafka
+    record's ``key`` and ``headers`` (None where it had none, or where the quarantine was
+    written before it kept them)."""
+    records = quarantined(spark, target)
+    kept = {name: name in records.columns for name in ("key", "headers")}
     rows = (
-        quarantined(spark, target)
-        .filter(selection.predicate())
+        records.filter(selection.predicate())
         .orderBy("quarantined_at", "lineage")
         .limit(limit)
         .collect()
@@ -130,6 +133,8 @@ def show(
             "batch_id": r["batch_id"],
             "quarantined_at": r["quarantined_at"],
             "raw": r["raw"],
+            "key": r["key"] if kept["key"] else None,
+            "headers": (r["headers"] or None) if kept["headers"] else None,
         }
         for r in rows
     ]

@@ -56,7 +56,7 @@ def replay(
 ) -> ReplaySummary:
     """Replay the selected quarantined records with ``config`` (its target is ``target``)."""
     from cdclake.run.runner import apply_raw
-    from cdclake.sources import raw_from_lines_df
+    from cdclake.sources import raw_from_kept
 
     tgt = T.Target(target)
     path = tgt.system_path(T.QUARANTINE)
@@ -82,7 +82,7 @@ def replay(
     )
     n = chosen.count()
     app_id = f"cdclake-replay-{pending['replay_id']}"
-    raw = raw_from_lines_df(chosen.select(F.col("raw").alias("line"), "lineage"))
+    raw = raw_from_kept(chosen)  # a Kafka record with its key and headers
     result = apply_raw(raw, config, app_id, 0)
     _remove(spark, path, chosen, Txn(spark, app_id, 0))
     summary = ReplaySummary(

@@ -119,8 +119,9 @@ def oversize_reason(limit: int) -> Column:
 def _quarantine_oversize(
     kafka: DataFrame, config: ApplyConfig, app_id: str, batch_id: int, n_big: int
 ) -> tuple[int, dict[str, int]]:
-    """Quarantine the ``n_big`` records over the size limit without parsing them; their count
-    and reasons (a batch without any runs no job here)."""
+    """Quarantine the ``n_big`` records over the size limit without parsing them, with their key
+    and headers (a replay decodes them as they came); their count and reasons (a batch without
+    any runs no job here)."""
     if not n_big:
         return 0, {}
     big = kafka.filter(message_bytes() > config.max_message_bytes).select(
@@ -128,6 +129,8 @@ def _quarantine_oversize(
         F.struct(F.col("topic").alias("source"), F.col("partition"), F.col("offset")).alias(
             "lineage"
         ),
+        sources.kafka_key(),
+        sources.kafka_headers(),
         oversize_reason(config.max_message_bytes).alias("error"),
         F.lit(None).cast("string").alias("table"),
         F.lit(None).cast("string").alias("op"),
