@@ -272,13 +272,24 @@ def kafka_key() -> Column:
 
 
 def kafka_headers() -> Column:
-    """The headers of a record of Spark's Kafka source (``includeHeaders``) as a map of text."""
-    return F.map_from_entries(
-        F.transform(
-            F.col("headers"),
-            lambda h: F.struct(h["key"].alias("key"), h["value"].cast("string").alias("value")),
-        )
-    ).alias("headers")
+    """The headers of a record of Spark's Kafka source (``includeHeaders``) as a map of text. Kafka
+    allows a header name twice; the map keeps its last value (as ``Headers.lastHeader`` reads
+    it), where a map of both would fail the batch (Spark refuses duplicate map keys)."""
+    entries = F.transform(
+        F.col("headers"),
+        lambda h: F.struct(h["key"].alias("key"), h["value"].cast("string").alias("value")),
+    )
+    last = F.filter(
+        entries,
+        lambda h, i: (
+            ~F.exists(
+                F.slice(entries, i + 2, F.greatest(F.size(entries) - i - 1, F.lit(1))),
+                lambda later: later["key"] == h["key"],
+            )
+            | (i + 1 == F.size(entries))
+        ),
+    )
+    return F.map_from_entries(last).alias("headers")
 
 
 def from_kafka_df(kafka: DataFrame, epoch: int | None = None) -> DataFrame:
