@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from cdclake.cli import app
 from cdclake.ops.maintain import RETENTION_CHECK, Retention, delta_tables, maintain
-from cdclake.ops.status import target_status
+from cdclake.ops.status import bookkeeping_sizes, target_status
 from cdclake.target_layout import QUARANTINE, SOURCES
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -90,6 +90,11 @@ def test_sources_roll_up_keeps_the_status_and_the_newest_batches(
 
     rolled = spark.read.format("delta").load(str(lake.root / SOURCES))
     removed = {t.table: t.rows_removed for t in report}
+    # what status reports of cdclake's own tables follows
+    sizes = bookkeeping_sizes(str(lake.root), [t["table"] for t in status["tables"]])
+    assert sizes[SOURCES]["rows"] == rolled.count() < before
+    quarantined = spark.read.format("delta").load(str(lake.root / QUARANTINE)).count()
+    assert sizes[QUARANTINE]["rows"] == quarantined > 0
     assert removed[SOURCES] == before - rolled.count() > 0
     assert {k: v for k, v in removed.items() if k != SOURCES} == dict.fromkeys(
         [k for k in removed if k != SOURCES], 0
@@ -135,6 +140,11 @@ def test_cli_reports_every_table_and_refuses_a_bad_duration(lake: Any) -> None:
     )
     assert bad.exit_code == 2
     assert "--quarantine-retention 'a week': expected a duration such as 90s" in bad.output
+
+    status = json.loads(runner.invoke(app, ["status", "--target", str(lake.root), "--json"]).output)
+    own = status["bookkeeping"]
+    assert own[SOURCES]["files"] == 1 and own[SOURCES]["rows"] > 0  # compacted
+    assert set(own) >= {SOURCES, QUARANTINE}
 
     none = runner.invoke(app, ["maintain", "--target", str(lake.root / "nothing")])
     assert none.exit_code == 2

@@ -35,7 +35,7 @@ def status(
 ) -> None:
     """Per table: rows, key, SCD type, last position, freshness, quarantine; then the stream.
     Reads the Delta logs and cdclake's own tables directly (delta-rs): no Spark."""
-    from cdclake.ops.status import parse_duration, target_status
+    from cdclake.ops.status import bookkeeping_sizes, parse_duration, target_status
 
     output = "json" if as_json else output
     try:
@@ -43,24 +43,38 @@ def status(
             raise ConfigError(f"--format {output!r}: expected one of {', '.join(FORMATS)}")
         limit = parse_duration(max_staleness) if max_staleness is not None else None
         s = target_status(target)
+        own = bookkeeping_sizes(target, [t.table for t in s.tables])
     except CdclakeError as e:
         err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
         raise typer.Exit(2) from None
     except Exception as e:  # the store: unreachable, refused, a table it cannot read
         raise _failed(e, f"reading {target}") from None
     if output == "json":
-        typer.echo(json.dumps(s.to_json(), sort_keys=False))
+        typer.echo(json.dumps({**s.to_json(), "bookkeeping": own}, sort_keys=False))
     elif output == "prometheus":
         from cdclake.ops.metrics import StatusGauges, exposition
 
         typer.echo(exposition(StatusGauges(s)), nl=False)
     else:
         print_status(s)
+        if own:
+            console.print(bookkeeping_table(own))
     stale = s.stale(limit) if limit is not None else []
     if stale:
         names = ", ".join(t.table for t in stale)
         err.print(f"stale: {names} (behind their source by more than {max_staleness})")
         raise typer.Exit(1)
+
+
+def bookkeeping_table(own: dict[str, dict[str, int | None]]) -> Table:
+    """Rows, files and MB of cdclake's own tables (``cdclake maintain`` bounds them)."""
+    t = Table(title="cdclake's own tables (cdclake maintain compacts and bounds them)")
+    for col in ("table", "rows", "files", "MB"):
+        t.add_column(col, justify="left" if col == "table" else "right")
+    for name, size in own.items():
+        rows = "?" if size["rows"] is None else str(size["rows"])
+        t.add_row(name, rows, str(size["files"]), f"{(size['bytes'] or 0) / 1e6:.2f}")
+    return t
 
 
 def _age(seconds: float | None) -> str:

@@ -37,10 +37,14 @@ from cdclake import delta_rs
 from cdclake.errors import ConfigError
 from cdclake.target_layout import (
     BATCHES,
+    DDL_TABLE,
+    HISTORY_LOG,
     ORDERING_PROPERTY,
     QUARANTINE,
+    REPLAYS,
     SCD_TYPE_PROPERTY,
     SOURCES,
+    TOMBSTONES,
     TargetPaths,
 )
 
@@ -176,6 +180,44 @@ def target_status(target: str, now: datetime | None = None, recent: int = RECENT
     )
     status.stream = _stream(batches, status.tables, metrics)
     return status
+
+
+OWN_TABLES = (SOURCES, BATCHES, QUARANTINE, DDL_TABLE, REPLAYS)
+"""cdclake's own tables of a target, one each; tombstones and history logs are one per table."""
+
+
+def bookkeeping_sizes(target: str, tables: list[str]) -> dict[str, dict[str, int | None]]:
+    """Rows, files and bytes of each of cdclake's own tables under ``target`` (tombstones and
+    history logs summed over ``tables``), from their Delta logs: what ``cdclake maintain``
+    bounds. Tables that are not there are left out."""
+    paths = TargetPaths(target)
+    locations = {name: [paths.system_path(name)] for name in OWN_TABLES}
+    locations[TOMBSTONES] = [paths.tombstone_path(t) for t in tables]
+    locations[HISTORY_LOG] = [paths.history_log_path(t) for t in tables]
+    sizes = _parallel(_size, [loc for locs in locations.values() for loc in locs])
+    found = dict(zip([loc for locs in locations.values() for loc in locs], sizes, strict=True))
+    out: dict[str, dict[str, int | None]] = {}
+    for name, locs in locations.items():
+        parts = [found[loc] for loc in locs if found[loc] is not None]
+        if parts:
+            rows = [p["rows"] for p in parts]
+            out[name] = {
+                "rows": None if None in rows else sum(r or 0 for r in rows),
+                "files": sum(p["files"] or 0 for p in parts),
+                "bytes": sum(p["bytes"] or 0 for p in parts),
+            }
+    return out
+
+
+def _size(location: str) -> dict[str, int | None] | None:
+    import pyarrow.compute as pc
+
+    table = delta_rs.open_table(location)
+    if table is None:
+        return None
+    actions = delta_rs._arrow(table.get_add_actions(flatten=True))
+    size = pc.sum(actions.column("size_bytes")).as_py() if actions.num_rows else 0
+    return {"rows": delta_rs.row_count(table), "files": actions.num_rows, "bytes": int(size or 0)}
 
 
 def newest_batches(records: list[dict[str, Any]], n: int) -> list[datetime]:
