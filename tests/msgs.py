@@ -168,3 +168,53 @@ def dataworks(
 
 
 BUILDERS = {"debezium": debezium, "canal": canal, "ckafka": ckafka, "dataworks": dataworks}
+
+
+def canal_ddl(sql: str, type_: str, es: int, table: str = "users", db: str = "shop") -> str:
+    """A canal DDL message (``type_`` CREATE, ALTER, RENAME, ERASE …) at source time ``es``."""
+    return json.dumps(
+        {
+            "data": None,
+            "database": db,
+            "es": es,
+            "id": 0,
+            "isDdl": True,
+            "mysqlType": None,
+            "old": None,
+            "pkNames": None,
+            "sql": sql,
+            "sqlType": None,
+            "table": table,
+            "ts": es,
+            "type": type_,
+        }
+    )
+
+
+def canal_rows(
+    type_: str,
+    es: int,
+    data: list[dict],
+    mysql: dict,
+    old: list[dict] | None = None,
+    table: str = "users",
+    db: str = "shop",
+) -> str:
+    """A canal message of ``data`` rows of ``db.table`` (``type_`` INSERT, UPDATE, DELETE)."""
+    return json.dumps(
+        {
+            "data": data,
+            "database": db,
+            "es": es,
+            "id": 1,
+            "isDdl": False,
+            "mysqlType": mysql,
+            "old": old,
+            "pkNames": None,
+            "sql": "",
+            "sqlType": None,
+            "table": table,
+            "ts": es,
+            "type": type_,
+        }
+    )

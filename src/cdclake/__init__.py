@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from cdclake.apply.results import BatchResult
     from cdclake.config import ApplyConfig
     from cdclake.model import CHANGE_SCHEMA, Op
+    from cdclake.ops.catalog import register_tables
     from cdclake.run.runner import read_changes, run_batch, run_stream
 
 _PUBLIC = {
@@ -29,6 +30,7 @@ _PUBLIC = {
     "apply_changes": "cdclake.apply.batch",
     "history": "cdclake.history",
     "read_changes": "cdclake.run.runner",
+    "register_tables": "cdclake.ops.catalog",
     "run_batch": "cdclake.run.runner",
     "run_stream": "cdclake.run.runner",
 }
@@ -40,6 +42,7 @@ __all__ = [
     "apply_changes",
     "history",
     "read_changes",
+    "register_tables",
     "run_batch",
     "run_stream",
 ]

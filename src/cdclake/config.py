@@ -63,11 +63,20 @@ def parse_kafka_option(spec: str) -> tuple[str, str]:
     >>> parse_kafka_option("kafka.security.protocol=SASL_SSL")
     ('kafka.security.protocol', 'SASL_SSL')
     """
+    return parse_setting(spec, "--kafka-option", "kafka.security.protocol=SASL_SSL")
+
+
+def parse_setting(
+    spec: str, option: str = "--conf", example: str = "spark.a.b=c"
+) -> tuple[str, str]:
+    """``KEY=VALUE`` -> (key, value), the error naming ``option`` and an ``example``.
+
+    >>> parse_setting("spark.sql.shuffle.partitions=8")
+    ('spark.sql.shuffle.partitions', '8')
+    """
     key, sep, value = spec.partition("=")
     if not sep or not key.strip():
-        raise ConfigError(
-            f"--kafka-option {spec!r}: expected KEY=VALUE, e.g. kafka.security.protocol=SASL_SSL"
-        )
+        raise ConfigError(f"{option} {spec!r}: expected KEY=VALUE, e.g. {example}")
     return key.strip(), value
 
 
@@ -132,6 +141,8 @@ class ApplyConfig(BaseModel):
     metrics_host: str = "127.0.0.1"
     # a stream maintains its target (cdclake.ops.maintain) after every this many batches
     maintain_every: int | None = Field(default=None, ge=1)
+    # register every table in this database of the session's catalog (cdclake.ops.catalog)
+    catalog_database: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]+$")
 
     @field_validator("target")
     @classmethod

@@ -2,57 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
+from msgs import canal_ddl as ddl
+from msgs import canal_rows as row
 from pyspark.sql import functions as F
-
-
-def ddl(sql: str, type_: str, es: int, table: str = "users", db: str = "shop") -> str:
-    return json.dumps(
-        {
-            "data": None,
-            "database": db,
-            "es": es,
-            "id": 0,
-            "isDdl": True,
-            "mysqlType": None,
-            "old": None,
-            "pkNames": None,
-            "sql": sql,
-            "sqlType": None,
-            "table": table,
-            "ts": es,
-            "type": type_,
-        }
-    )
-
-
-def row(
-    type_: str,
-    es: int,
-    data: list[dict],
-    mysql: dict,
-    old: list[dict] | None = None,
-    table: str = "users",
-) -> str:
-    return json.dumps(
-        {
-            "data": data,
-            "database": "shop",
-            "es": es,
-            "id": 1,
-            "isDdl": False,
-            "mysqlType": mysql,
-            "old": old,
-            "pkNames": None,
-            "sql": "",
-            "sqlType": None,
-            "table": table,
-            "ts": es,
-            "type": type_,
-        }
-    )
-
 
 V1 = {"id": "int", "name": "varchar(20)"}
 V2 = {**V1, "score": "decimal(5,2)"}

@@ -58,6 +58,7 @@ PACKAGES = (DELTA_PACKAGE, KAFKA_PACKAGE, *S3_PACKAGES)
 # Delta's log store that is safe on S3 from a single writer (one cdclake driver per table).
 S3_LOG_STORE = "io.delta.storage.S3SingleDriverLogStore"
 _MANIFEST = "jars.json"
+CATALOG_IMPLEMENTATION = "spark.sql.catalogImplementation"
 
 
 def cache_dir() -> Path:
@@ -193,11 +194,15 @@ def builder(
     master: str | None = None,
     shuffle_partitions: int = 4,
     kafka: bool = True,
+    hive: bool = False,
+    conf: dict[str, str] | None = None,
 ) -> SparkSession.Builder:
     """A SparkSession builder configured for cdclake: Delta, Kafka, S3A, UTC, no UI.
 
     ``master`` defaults to ``$CDCLAKE_SPARK_MASTER``, then ``local[2]``. ``kafka`` is kept for
-    callers; the connector's jars are always listed (they cost nothing until used).
+    callers; the connector's jars are always listed (they cost nothing until used). ``hive``:
+    Spark's Hive catalog (tables by name, :mod:`cdclake.ops.catalog`), its metastore as Spark is
+    configured. ``conf``: the user's own settings (``cdclake apply --conf``), applied last.
 
     >>> spark = builder(master="spark://127.0.0.1:7077").getOrCreate()  # doctest: +SKIP
     """
@@ -210,6 +215,10 @@ def builder(
     )
     for key, value in session_settings(shuffle_partitions).items():
         b = b.config(key, value)
+    if hive:
+        b = b.enableHiveSupport()
+    for key, value in (conf or {}).items():
+        b = b.config(key, value)
     return b
 
 
@@ -218,14 +227,18 @@ def submitted() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def submitted_builder(app_name: str = "cdclake") -> SparkSession.Builder:
-    """Under spark-submit: :func:`session_settings` that the command line did not set; master,
-    jars and memory stay what spark-submit was given."""
+def submitted_builder(app_name: str = "cdclake", *, hive: bool = False) -> SparkSession.Builder:
+    """Under spark-submit: :func:`session_settings` that the command line did not set (and
+    with ``hive`` Spark's Hive catalog, unless it names a catalog); master, jars and memory stay
+    what spark-submit was given."""
     from pyspark import SparkConf
 
     given = SparkConf()  # loads the spark.* properties spark-submit passed to the JVM
     b = SparkSession.builder.appName(given.get("spark.app.name", app_name))
-    for key, value in session_settings().items():
+    settings = session_settings()
+    if hive:
+        settings[CATALOG_IMPLEMENTATION] = "hive"
+    for key, value in settings.items():
         if not given.contains(key):
             b = b.config(key, value)
     return b
@@ -265,7 +278,10 @@ def get_or_create(
         # a session of the caller's, not active in this thread: a builder without settings
         # returns it untouched (settings given to getOrCreate would be applied to it)
         return SparkSession.builder.getOrCreate()
-    b = submitted_builder(app_name) if submitted() else builder(app_name, **kwargs)  # type: ignore[arg-type]
+    if submitted():
+        b = submitted_builder(app_name, hive=bool(kwargs.get("hive")))
+    else:
+        b = builder(app_name, **kwargs)  # type: ignore[arg-type]
     if log_file is None:
         spark = b.getOrCreate()
     else:

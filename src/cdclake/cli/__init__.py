@@ -20,7 +20,7 @@ from cdclake.cli.common import (
 from cdclake.errors import CdclakeError
 
 # The commands of their own modules register on ``app`` when imported.
-from cdclake.cli import cluster, maintain, produce, quarantine, status  # noqa: F401  isort: skip
+from cdclake.cli import catalog, cluster, maintain, produce, quarantine, status  # noqa: F401  isort: skip
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -108,6 +108,14 @@ def apply(
             min=1, help="Streams: compact, vacuum, roll up (cdclake maintain) every N batches"
         ),
     ] = None,
+    catalog_database: Annotated[
+        str | None,
+        typer.Option(help="Register every table by name in this database of Spark's catalog"),
+    ] = None,
+    conf: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=VALUE for the Spark session cdclake builds, e.g. a metastore's"),
+    ] = None,
     master: MasterOption = None,
     verbose: VerboseOption = False,
 ) -> None:
@@ -118,6 +126,7 @@ def apply(
         parse_mapping,
         parse_primary_key,
         parse_scd_type,
+        parse_setting,
     )
     from cdclake.run.runner import run_batch, run_stream
     from cdclake.run.summary import print_summary
@@ -163,11 +172,13 @@ def apply(
             metrics_port=metrics_port,
             metrics_host=metrics_host,
             maintain_every=maintain_every,
+            catalog_database=catalog_database,
         ).check()
+        settings = dict(parse_setting(c) for c in conf or [])
         if config.metrics_port is not None:
             url = f"http://{config.metrics_host}:{config.metrics_port}/metrics"
             console.print(f"metrics at {url}", soft_wrap=True, highlight=False)
-        spark = _spark(master, verbose)
+        spark = _spark(master, verbose, hive=catalog_database is not None, conf=settings)
         if config.kafka_bootstrap is not None:
             result = _run_kafka(spark, config)
         elif config.stream:
@@ -192,6 +203,20 @@ def apply(
     except Exception as e:
         raise _failed(e, f"applying to {target}") from None
     print_summary(result, console)
+    if config.catalog_database is not None:
+        _print_names(spark, config)
+
+
+def _print_names(spark: SparkSession, config: ApplyConfig) -> None:
+    """The line that says where the tables are by name."""
+    from cdclake.ops.catalog import registered_tables, under
+
+    db = config.catalog_database
+    assert db is not None
+    names = [n for n, loc in registered_tables(spark, db).items() if under(loc, config.target)]
+    console.print(
+        f"{len(names)} tables by name in database {db} (SHOW TABLES IN {db})", highlight=False
+    )
 
 
 def _validation_message(e: ValidationError) -> str:

@@ -51,12 +51,21 @@ def _failed(e: Exception, where: str) -> typer.Exit:
     return typer.Exit(2)
 
 
-def _spark(master: str | None = None, verbose: bool = False) -> SparkSession:
+def _spark(
+    master: str | None = None,
+    verbose: bool = False,
+    *,
+    hive: bool = False,
+    conf: dict[str, str] | None = None,
+) -> SparkSession:
     """The session of a CLI run; the JVM's console output (Ivy, start-up warnings, logs) goes to
-    a file under the cache unless ``verbose``."""
+    a file under the cache unless ``verbose``. ``hive``: Spark's Hive catalog; ``conf``: the
+    user's ``--conf`` settings (both only for a session the CLI builds; see
+    :func:`cdclake._spark.builder`)."""
     from cdclake import _spark as s
 
-    return s.get_or_create(master=master, log_file=None if verbose else s.new_log_file())
+    log_file = None if verbose else s.new_log_file()
+    return s.get_or_create(master=master, log_file=log_file, hive=hive, conf=conf)
 
 
 MasterOption = Annotated[

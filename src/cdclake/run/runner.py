@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -36,6 +36,9 @@ from cdclake.decode import (
 )
 from cdclake.formats.base import DecodeOptions
 from cdclake.ops.metrics import serving
+
+if TYPE_CHECKING:
+    from cdclake.ops.catalog import Registrar
 
 BatchCallback = Callable[[int, BatchResult], None]
 _log = logging.getLogger(__name__)
@@ -187,6 +190,7 @@ def run_batch(spark: SparkSession, config: ApplyConfig) -> BatchResult:
         started = _now()
         raw, messages = sources.read_files_counted(spark, config.inputs)
         result = apply_raw(raw, config, messages=messages)
+        BetweenBatches(spark, config).register(result)
         if served is not None:
             served.batch(result, started, _now())
     return result
@@ -221,6 +225,7 @@ def run_stream(
     total = BatchResult()
     app_id = app_id_for(config.checkpoint)
     known = KnownGroups()  # batches after the first of a schema decode in one pass
+    between = BetweenBatches(spark, config)
 
     from cdclake.run.stream_metrics import batch_epoch
 
@@ -233,7 +238,7 @@ def run_stream(
             raw, messages = sources.raw_from_text(batch, epoch)
             result = apply_raw(raw, config, app_id, batch_id, messages, known=known)
             total.merge(result)
-            maintain_between_batches(spark, config, batch_id)
+            between(batch_id, result)
             if served is not None:
                 served.batch(result, started, _now())
             if on_batch is not None:
@@ -246,25 +251,51 @@ def run_stream(
     return total
 
 
-def maintain_between_batches(spark: SparkSession, config: ApplyConfig, batch_id: int) -> None:
-    """With ``config.maintain_every`` N, maintain the target (:mod:`cdclake.ops.maintain`: compact,
-    vacuum at the tables' own retention, roll up bookkeeping) after every N-th batch, inside the
-    stream's own batch: nothing writes the tables meanwhile. A table that fails is logged and
-    left for the next time: maintenance never stops the stream."""
-    every = config.maintain_every
-    if every is None or (batch_id + 1) % every:
-        return
-    from cdclake.ops.maintain import maintain
+class BetweenBatches:
+    """What a run does after each batch, between batches, while nothing writes its tables:
+    maintenance every ``config.maintain_every`` batches and, with ``config.catalog_database``,
+    the catalog kept in step with the target (:class:`cdclake.ops.catalog.Registrar`)."""
 
-    progress.phase("maintaining", config.target)
-    try:
-        report = maintain(spark, config.target)
-    except Exception as e:  # the store, listing the target: the next time may do better
-        _log.warning("maintenance of %s failed: %s", config.target, e)
-        return
-    for done in report:
-        if done.outcome != "ok":
-            _log.warning("maintenance of %s: %s: %s", done.table, done.outcome, done.reason)
+    def __init__(self, spark: SparkSession, config: ApplyConfig) -> None:
+        self.spark = spark
+        self.config = config
+        self.registrar: Registrar | None = None
+        if config.catalog_database is not None:
+            from cdclake.ops.catalog import Registrar
+
+            self.registrar = Registrar(
+                spark, config.target, config.catalog_database, dict(config.table_map)
+            )
+
+    def __call__(self, batch_id: int, result: BatchResult) -> None:
+        self.maintain(batch_id)
+        self.register(result)
+
+    def register(self, result: BatchResult) -> None:
+        if self.registrar is not None and self.registrar.needed(result):
+            progress.phase("registering", f"tables in {self.registrar.database}")
+            self.registrar.after(result)
+
+    def maintain(self, batch_id: int) -> None:
+        """With ``config.maintain_every`` N, maintain the target (:mod:`cdclake.ops.maintain`:
+        compact, vacuum at the tables' own retention, roll up bookkeeping) after every N-th
+        batch, inside the stream's own batch: nothing writes the tables meanwhile. A table that
+        fails is logged and left for the next time: maintenance never stops the stream."""
+        spark, config = self.spark, self.config
+        every = config.maintain_every
+        if every is None or (batch_id + 1) % every:
+            return
+        from cdclake.ops.maintain import maintain
+
+        progress.phase("maintaining", config.target)
+        try:
+            report = maintain(spark, config.target)
+        except Exception as e:  # the store, listing the target: the next time may do better
+            _log.warning("maintenance of %s failed: %s", config.target, e)
+            return
+        for done in report:
+            if done.outcome != "ok":
+                _log.warning("maintenance of %s: %s: %s", done.table, done.outcome, done.reason)
 
 
 def start_query(

@@ -38,7 +38,7 @@ from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
 from cdclake.ops.metrics import serving
-from cdclake.run.runner import app_id_for, apply_raw, maintain_between_batches, start_query
+from cdclake.run.runner import BetweenBatches, app_id_for, apply_raw, start_query
 from cdclake.run.stream_metrics import (
     BatchMetrics,
     LatestOffsets,
@@ -270,6 +270,7 @@ def run_kafka(
     total.messages = 0
     failure: list[BaseException] = []
     known = KnownGroups()  # batches after the first of a schema decode in one pass
+    between = BetweenBatches(spark, config)
 
     with serving(spark, config) as served:
 
@@ -280,7 +281,7 @@ def run_kafka(
                 failure.append(e)
                 raise
             total.merge(metrics.result)
-            maintain_between_batches(spark, config, batch_id)
+            between(batch_id, metrics.result)
             if served is not None:
                 served.batch(
                     metrics.result, metrics.started_at, metrics.finished_at,
