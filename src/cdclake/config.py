@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -141,6 +142,10 @@ class ApplyConfig(BaseModel):
     metrics_host: str = "127.0.0.1"
     # a stream maintains its target (cdclake.ops.maintain) after every this many batches
     maintain_every: int | None = Field(default=None, ge=1)
+    # what that maintenance keeps of cdclake's own records (None: kept; cdclake.ops.maintain)
+    tombstone_retention: timedelta | None = None
+    batches_retention: timedelta | None = None
+    quarantine_retention: timedelta | None = None
     # register every table in this database of the session's catalog (cdclake.ops.catalog)
     catalog_database: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]+$")
 
@@ -170,6 +175,17 @@ class ApplyConfig(BaseModel):
         )
 
     def check(self) -> ApplyConfig:
+        retained = [
+            n
+            for n in ("tombstone_retention", "batches_retention", "quarantine_retention")
+            if getattr(self, n) is not None
+        ]
+        if retained and self.maintain_every is None:
+            flag = "--" + retained[0].replace("_", "-")
+            raise ConfigError(
+                f"{flag} is kept by the stream's maintenance: give --maintain-every N too "
+                "(or run cdclake maintain with it)"
+            )
         if self.kafka_bootstrap is not None:
             return self._check_kafka()
         if self.topics or self.topic_pattern:

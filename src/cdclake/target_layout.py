@@ -37,6 +37,9 @@ DDL_TABLE = "_cdc_ddl"  # the DDL statements applied, with their positions
 REPLAYS = "_cdc_replays"  # quarantine replays: what each replay selected and applied
 SYSTEM_TABLES = (QUARANTINE, TOMBSTONES, HISTORY_LOG, BATCHES, SOURCES, DDL_TABLE, REPLAYS)
 
+DELETED_AT = "_cdc_deleted_at"
+"""A tombstone's write time (when its delete was applied): what ``--tombstone-retention`` ages."""
+
 # cdclake's table properties (every ``cdclake.*`` key), defined here only
 TRUNCATE_PROPERTY = "cdclake.truncatePosition"
 KEY_PROPERTY = "cdclake.keyColumns"

@@ -153,23 +153,30 @@ def test_cli_reports_every_table_and_refuses_a_bad_duration(lake: Any) -> None:
 
 def test_a_stream_maintains_its_target_between_batches(spark: SparkSession, tmp_path: Path) -> None:
     """Two runs of a file stream, a batch each: the second batch is the second of the query, so
-    ``maintain_every=2`` compacts after it; every row stays exact."""
+    ``maintain_every=2`` compacts after it and drops the tombstones past their retention (here
+    all); every row stays exact, and every table is registered by name as it appears."""
     from dbz import event
     from test_status import row
 
     from cdclake.config import ApplyConfig
+    from cdclake.ops.catalog import registered_tables
     from cdclake.run.runner import run_stream
 
     inbox, lake = tmp_path / "inbox", tmp_path / "lake"
     inbox.mkdir()
+    db = f"maintained_{tmp_path.name[-6:].replace('-', '_')}"
     config = ApplyConfig(
         inputs=(str(inbox),), target=str(lake), stream=True, checkpoint=str(tmp_path / "chk"),
-        available_now=True, maintain_every=2,
+        available_now=True, maintain_every=2, tombstone_retention=timedelta(0),
+        catalog_database=db,
     )  # fmt: skip
     expected: dict[int, str] = {}
     for b in range(2):
         lines = [event("c", after=row(10 * b + i, f"v{b}"), lsn=10 * b + i) for i in range(1, 4)]
         lines.append(event("c", after=row(0, f"v{b}"), lsn=10 * b + 9))
+        if b == 1:  # a delete: its tombstone is past the retention at once
+            lines.append(event("d", before=row(1, "v0"), lsn=19))
+            del expected[1]
         (inbox / f"{b:03}.jsonl").write_text("\n".join(lines) + "\n")
         expected.update({10 * b + i: f"v{b}" for i in range(1, 4)})
         expected[0] = f"v{b}"
@@ -181,3 +188,45 @@ def test_a_stream_maintains_its_target_between_batches(spark: SparkSession, tmp_
     operations = [r["operation"] for r in sorted(sources, key=lambda r: r["version"])]
     assert operations[:3] == ["WRITE", "WRITE", "OPTIMIZE"]  # then VACUUM at 7 days: nothing
     assert spark.read.format("delta").load(str(lake / SOURCES)).inputFiles().__len__() == 1
+    tombstones = spark.read.format("delta").load(str(lake / "_cdc_tombstones/shop.public.items"))
+    assert tombstones.count() == 0
+    assert {r["id"]: r["name"] for r in spark.table(f"{db}.shop_public_items").collect()} == (
+        expected
+    )
+    assert "_cdc_tombstones__shop_public_items" in registered_tables(spark, db)
+
+
+def test_a_retention_without_maintenance_is_refused(tmp_path: Path) -> None:
+    from cdclake.config import ApplyConfig
+    from cdclake.errors import ConfigError
+
+    config = ApplyConfig(inputs=("x",), target=str(tmp_path), tombstone_retention=timedelta(1))
+    with pytest.raises(ConfigError, match=r"--tombstone-retention .* give --maintain-every N"):
+        config.check()
+
+
+def test_tombstones_past_their_retention_go_and_a_late_event_then_comes_back(
+    spark: SparkSession, lake: Any
+) -> None:
+    """The documented trade-off of ``--tombstone-retention``: while the tombstone is kept a late
+    event for the deleted key stays out; once it is gone, the same event brings the row back."""
+    import msgs
+
+    table, f = msgs.TABLES["debezium"], msgs.DBZ_FIELDS
+    ann, bob = {"id": 1, "name": "ann", "qty": 1}, {"id": 2, "name": "bob", "qty": 2}
+    lake.apply([msgs.debezium(1, ann, schema=f), msgs.debezium(2, bob, schema=f)])
+    lake.apply([msgs.debezium(4, None, ann, op="d", schema=f)])
+    late = [msgs.debezium(3, {**ann, "qty": 9}, ann, op="u", schema=f)]  # older than the delete
+    tombs = f"_cdc_tombstones/{table}"
+
+    def removed(retention: timedelta) -> int:
+        report = maintain(spark, str(lake.root), compact=False, vacuum=False,
+                          retention=Retention(tombstones=retention))  # fmt: skip
+        return {t.table: t.rows_removed for t in report}[tombs]
+
+    assert removed(timedelta(days=1)) == 0
+    assert lake.apply(late).tables[table].ignored == 1
+    assert lake.rows(table) == [(2, "bob", 2)]
+    assert removed(timedelta(0)) == 1
+    lake.apply(late)
+    assert lake.rows(table) == [(1, "ann", 9), (2, "bob", 2)]

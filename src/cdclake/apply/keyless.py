@@ -25,8 +25,9 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from cdclake.apply import tables as T
 from cdclake.apply.results import TableResult, Txn
-from cdclake.apply.scd1 import ROW
+from cdclake.apply.scd1 import DELETED_FIELD, ROW
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
+from cdclake.target_layout import DELETED_AT
 
 HASH_COL = "_cdc_row_hash"
 DUP_COL = "_cdc_dup"
@@ -83,10 +84,13 @@ def apply_keyless(
         [
             StructField("h", StringType()),
             StructField(POSITION_COL, rows.schema["position"].dataType),
+            DELETED_FIELD,
         ]
     )
     tombs = (
-        T.ensure_table(spark, tomb_path, tomb_schema).toDF().withColumnRenamed(POSITION_COL, "tp")
+        T.ensure_table(spark, tomb_path, tomb_schema)
+        .toDF()
+        .select("h", F.col(POSITION_COL).alias("tp"))
     )
     ev = events.join(stored, "h", "left").join(tombs, "h", "left")
     seen = F.greatest(F.col("p"), F.col("tp"))
@@ -148,7 +152,9 @@ def apply_keyless(
         if row is not None:
             result.inserted += int(row["num_inserted_rows"] or 0)
             result.deleted += int(row["num_deleted_rows"] or 0)
-        gone = per_content.filter("final = 0").select("h", F.col("position").alias(POSITION_COL))
+        gone = per_content.filter("final = 0").select(
+            "h", F.col("position").alias(POSITION_COL), F.current_timestamp().alias(DELETED_AT)
+        )
         with txn("tombstones"):
             (
                 DeltaTable.forPath(spark, tomb_path)
@@ -156,7 +162,7 @@ def apply_keyless(
                 .merge(gone.alias("s"), "t.h = s.h")
                 .whenMatchedUpdate(
                     condition=f"s.{POSITION_COL} > t.{POSITION_COL}",
-                    set={POSITION_COL: f"s.{POSITION_COL}"},
+                    set={POSITION_COL: f"s.{POSITION_COL}", DELETED_AT: f"s.{DELETED_AT}"},
                 )
                 .whenNotMatchedInsertAll()
                 .execute()

@@ -25,19 +25,20 @@ from delta.tables import DeltaTable
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType, TimestampType
 
 from cdclake.apply import tables as T
 from cdclake.apply.results import TableResult, TableStats, Txn
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
 from cdclake.names import needs_column_mapping
+from cdclake.target_layout import DELETED_AT
 
+DELETED_FIELD = StructField(DELETED_AT, TimestampType())
 UPSERT = "upsert"
 DELETE = "delete"
 ROW = "_cdc_row"
 """The image's columns, nested in one struct while a batch is worked on: next to the working
 columns (``position``, ``op``, ``seq``...) a source column of any name, ``position`` too."""
-
 
 
 def _merge_counts(result: DataFrame | None) -> tuple[int, int, int]:
@@ -50,7 +51,6 @@ def _merge_counts(result: DataFrame | None) -> tuple[int, int, int]:
         int(d.get("num_updated_rows") or 0),
         int(d.get("num_deleted_rows") or 0),
     )
-
 
 
 def position_literal(position: Sequence[int]) -> Column:
@@ -182,7 +182,8 @@ def record_tombstones(
     key_types: StructType,
     txn: Txn,
 ) -> None:
-    """Append ``(key, position)`` of this batch's deletes to the table's tombstone log.
+    """Append ``(key, position, deleted_at)`` of this batch's deletes to the table's tombstone
+    log (``deleted_at``: now, what ``cdclake maintain --tombstone-retention`` ages).
 
     The log is append-only: a key deleted again gets a second row, and readers take the newest
     position per key (:func:`tombstone_positions`). An append is one write and one commit,
@@ -194,8 +195,8 @@ def record_tombstones(
     types = [f.dataType for f in key_types]
     position_type = source.schema["position"].dataType
     exists = DeltaTable.isDeltaTable(spark, path)
-    if exists:
-        schema = StructType([*key_types.fields, *T.meta_fields(position_type)[:1]])
+    if exists:  # a log written before tombstones had a time gains the column (older rows null)
+        schema = StructType([*key_types.fields, *T.meta_fields(position_type)[:1], DELETED_FIELD])
         log = T.ensure_table(spark, path, schema).toDF().schema
         stored = {f.name.lower(): f.dataType for f in log}  # the log's types: a blind append
         types = [stored[k.lower()] for k in keys]
@@ -203,6 +204,7 @@ def record_tombstones(
     rows = deletes.select(
         *[F.col(f"_k{i}").cast(types[i]).alias(k) for i, k in enumerate(keys)],
         F.col("position").cast(position_type).alias(POSITION_COL),
+        F.current_timestamp().alias(DELETED_AT),
     )
     with txn("tombstones"):
         if exists or not needs_column_mapping(rows.schema):

@@ -15,6 +15,7 @@ from cdclake.cli.common import (
     _spark,
     app,
     console,
+    duration,
     err,
 )
 from cdclake.errors import CdclakeError
@@ -108,6 +109,15 @@ def apply(
             min=1, help="Streams: compact, vacuum, roll up (cdclake maintain) every N batches"
         ),
     ] = None,
+    tombstone_retention: Annotated[
+        str | None, typer.Option(help="With --maintain-every: drop tombstones older than this")
+    ] = None,
+    batches_retention: Annotated[
+        str | None, typer.Option(help="With --maintain-every: drop older _cdc_batches rows")
+    ] = None,
+    quarantine_retention: Annotated[
+        str | None, typer.Option(help="With --maintain-every: drop older _cdc_quarantine rows")
+    ] = None,
     catalog_database: Annotated[
         str | None,
         typer.Option(help="Register every table by name in this database of Spark's catalog"),
@@ -172,6 +182,9 @@ def apply(
             metrics_port=metrics_port,
             metrics_host=metrics_host,
             maintain_every=maintain_every,
+            tombstone_retention=duration(tombstone_retention, "--tombstone-retention"),
+            batches_retention=duration(batches_retention, "--batches-retention"),
+            quarantine_retention=duration(quarantine_retention, "--quarantine-retention"),
             catalog_database=catalog_database,
         ).check()
         settings = dict(parse_setting(c) for c in conf or [])

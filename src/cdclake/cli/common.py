@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -66,6 +67,13 @@ def _spark(
 
     log_file = None if verbose else s.new_log_file()
     return s.get_or_create(master=master, log_file=log_file, hive=hive, conf=conf)
+
+
+def duration(text: str | None, option: str) -> timedelta | None:
+    """A duration option's value (``90s``, ``12h``, ``30d``); its error names ``option``."""
+    from cdclake.ops.status import parse_duration
+
+    return None if text is None else timedelta(seconds=parse_duration(text, option))
 
 
 MasterOption = Annotated[

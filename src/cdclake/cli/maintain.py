@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cdclake.cli.common import MasterOption, VerboseOption, _failed, _spark, app, console, err
+from cdclake.cli.common import (
+    MasterOption,
+    VerboseOption,
+    _failed,
+    _spark,
+    app,
+    console,
+    duration,
+    err,
+)
 from cdclake.errors import CdclakeError
 
 if TYPE_CHECKING:
@@ -37,6 +45,13 @@ def maintain(
         str | None,
         typer.Option(help="Drop _cdc_quarantine rows older than this (default: kept)"),
     ] = None,
+    tombstone_retention: Annotated[
+        str | None,
+        typer.Option(
+            help="Drop tombstones older than this (default: kept; a stale event for a key "
+            "whose tombstone is gone brings the row back)"
+        ),
+    ] = None,
     keep_batches: Annotated[
         int, typer.Option(min=11, help="_cdc_sources: batches kept row by row; older rolled up")
     ] = 100,
@@ -53,8 +68,9 @@ def maintain(
     try:
         retention = Retention(
             vacuum_hours=retention_hours,
-            batches=_duration(batches_retention, "--batches-retention"),
-            quarantine=_duration(quarantine_retention, "--quarantine-retention"),
+            batches=duration(batches_retention, "--batches-retention"),
+            quarantine=duration(quarantine_retention, "--quarantine-retention"),
+            tombstones=duration(tombstone_retention, "--tombstone-retention"),
             keep_batches=keep_batches,
         )
         spark = _spark(master, verbose)
@@ -82,12 +98,6 @@ def maintain(
         console.print(table)
     if any(t.outcome == "failed" for t in report):
         raise typer.Exit(1)
-
-
-def _duration(text: str | None, option: str) -> timedelta | None:
-    from cdclake.ops.status import parse_duration
-
-    return None if text is None else timedelta(seconds=parse_duration(text, option))
 
 
 def _table() -> Table:

@@ -102,9 +102,7 @@ def replay(
     reason: Reason = None,
     table: TableGlob = None,
     since: Since = None,
-    format: Annotated[
-        str, typer.Option(help=f"{formats.choices()} (per message)")
-    ] = "auto",
+    format: Annotated[str, typer.Option(help=f"{formats.choices()} (per message)")] = "auto",
     primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
     tinyint1_as_boolean: Annotated[bool, typer.Option(help="MySQL tinyint(1) as BOOLEAN")] = False,
     source_timezone: Annotated[str, typer.Option(help="Zone of zone-less source times")] = "UTC",

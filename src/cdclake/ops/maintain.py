@@ -22,7 +22,13 @@ replays) and, per table:
   ``keep_batches`` batches and rolls each older source, input and table up into one row (its
   newest position and times, its counts summed), so ``cdclake status`` reads the same before and
   after; ``_cdc_batches`` and ``_cdc_quarantine`` drop rows older than their retention, when one
-  is given (default: kept). Tombstones are kept: exactness needs every delete position.
+  is given (default: kept). Tombstones are kept unless ``tombstones`` is given
+  (``--tombstone-retention``): exactness needs every delete position, and an event for a
+  deleted key that arrives after its tombstone is gone brings the row back (a replay, a
+  connector that re-sends from an old offset). The retention trades that against a log that
+  grows with every delete; like the tombstone GC threshold of Databricks' AUTO CDC it should
+  exceed the longest delay with which a stale event can still arrive. Tombstones written before
+  they had a time (``_cdc_deleted_at`` null) are kept.
 
 Maintenance is safe beside a running stream: compaction and vacuum are Delta operations with
 its concurrency rules, and a table whose maintenance meets a concurrent write is reported as
@@ -49,6 +55,7 @@ from pyspark.sql import functions as F
 from cdclake import paths
 from cdclake.target_layout import (
     BATCHES,
+    DELETED_AT,
     HISTORY_LOG,
     QUARANTINE,
     SOURCES,
@@ -70,6 +77,7 @@ class Retention:
     vacuum_hours: float | None = None  # files no longer referenced; None: the table's own
     batches: timedelta | None = None  # rows of ``_cdc_batches`` by ``finished_at``
     quarantine: timedelta | None = None  # rows of ``_cdc_quarantine`` by ``quarantined_at``
+    tombstones: timedelta | None = None  # tombstones by ``_cdc_deleted_at``; None: kept forever
     keep_batches: int = KEEP_BATCHES  # batches of ``_cdc_sources`` kept row by row
 
 
@@ -195,11 +203,18 @@ def _bound_records(spark: SparkSession, path: str, folder: str, retention: Reten
         return _delete_before(spark, path, "finished_at", now - retention.batches)
     if folder == QUARANTINE and retention.quarantine is not None:
         return _delete_before(spark, path, "quarantined_at", now - retention.quarantine)
+    if folder.startswith(f"{TOMBSTONES}/") and retention.tombstones is not None:
+        return _delete_before(spark, path, DELETED_AT, now - retention.tombstones)
     return 0
 
 
 def _delete_before(spark: SparkSession, path: str, column: str, cutoff: datetime) -> int:
+    """Delete the rows whose ``column`` is before ``cutoff`` (rows where it is null stay, as do
+    all rows of a table without it, such as a tombstone log no delete has reached since
+    tombstones had a time); rows deleted."""
     table = DeltaTable.forPath(spark, path)
+    if column not in table.toDF().columns:
+        return 0
     table.delete(F.col(column) < F.lit(cutoff))
     metrics = table.history(1).select("operationMetrics").first()
     return int(((metrics and metrics[0]) or {}).get("numDeletedRows", 0))

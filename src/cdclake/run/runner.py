@@ -285,11 +285,16 @@ class BetweenBatches:
         every = config.maintain_every
         if every is None or (batch_id + 1) % every:
             return
-        from cdclake.ops.maintain import maintain
+        from cdclake.ops.maintain import Retention, maintain
 
         progress.phase("maintaining", config.target)
+        retention = Retention(
+            batches=config.batches_retention,
+            quarantine=config.quarantine_retention,
+            tombstones=config.tombstone_retention,
+        )
         try:
-            report = maintain(spark, config.target)
+            report = maintain(spark, config.target, retention=retention)
         except Exception as e:  # the store, listing the target: the next time may do better
             _log.warning("maintenance of %s failed: %s", config.target, e)
             return
