@@ -10,9 +10,10 @@ import typer
 from cdclake.cli.common import app, console
 
 
-def submit_args(packages: bool = False, master: str | None = None) -> list[str]:
+def submit_args(packages: bool = False, master: str | None = None, app: bool = True) -> list[str]:
     """spark-submit's arguments before the application's own: the jars (local paths from the
-    cache, or Maven coordinates with ``packages``), Delta's settings, and the main file.
+    cache, or Maven coordinates with ``packages``), Delta's settings, and (with ``app``) the
+    main file.
 
     >>> submit_args(master="yarn")[:2]  # doctest: +SKIP
     ['--master', 'yarn']
@@ -41,7 +42,7 @@ def submit_args(packages: bool = False, master: str | None = None) -> list[str]:
     ):
         args += ["--conf", f"{key}={settings[key]}"]
     assert main.__file__ is not None
-    return [*args, main.__file__]
+    return [*args, main.__file__] if app else args
 
 
 @app.command("submit-args")
@@ -53,7 +54,15 @@ def submit_args_command(
     master: Annotated[
         str | None, typer.Option(help="Add --master URL (spark://, yarn, k8s://)")
     ] = None,
+    app: Annotated[
+        bool,
+        typer.Option(
+            help="End with cdclake's main file; --no-app: only jars and Delta's settings, for "
+            "spark-sql, Spark's Thrift server or a job of your own"
+        ),
+    ] = True,
 ) -> None:
     """Print spark-submit's arguments for cdclake, to run it as:
     spark-submit $(cdclake submit-args) apply --target … --input …"""
-    console.print(shlex.join(submit_args(packages, master)), soft_wrap=True, highlight=False)
+    line = shlex.join(submit_args(packages, master, app))
+    console.print(line, soft_wrap=True, highlight=False)
