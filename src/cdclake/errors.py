@@ -33,3 +33,11 @@ def one_line(e: BaseException, limit: int = 400) -> str:
     if not isinstance(e, CdclakeError) and type(e).__name__ not in first:
         first = f"{type(e).__name__}: {first}"
     return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def is_write_conflict(e: BaseException) -> bool:
+    """Whether ``e`` is Delta's answer to a concurrent commit (``ConcurrentAppendException``,
+    ``ConcurrentDeleteReadException`` …, ``DELTA_CONCURRENT_*``, ``ProtocolChangedException``):
+    the write changed nothing and can be tried again on the new version."""
+    text = f"{type(e).__name__}: {e}"
+    return any(k in text for k in ("Concurrent", "DELTA_CONCURRENT", "ProtocolChanged"))

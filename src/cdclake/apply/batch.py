@@ -8,8 +8,10 @@ record, or quarantined with its reason.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from typing import Any
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
@@ -36,7 +38,7 @@ from cdclake.apply.scd2 import (
     refuse_keyless,
 )
 from cdclake.decode import NEW_SCHEMA, NeedsTwoPasses, release
-from cdclake.errors import BadInputError
+from cdclake.errors import BadInputError, is_write_conflict, one_line
 from cdclake.model import (
     CHANGE_SCHEMA,
     CONTROL_OPS,
@@ -48,6 +50,9 @@ from cdclake.model import (
     Op,
 )
 from cdclake.names import keys_to_text, refusals, refused_changes
+
+_log = logging.getLogger(__name__)
+R = TypeVar("R")
 
 
 def _union_struct(schemas: list[str]) -> tuple[StructType, dict[str, Any]]:
@@ -370,18 +375,22 @@ def _table_task(
     def run(spark: SparkSession, data: DataFrame) -> TableResult:
         phases.table(name, stats.changes)
         keys = tuple(latest["keys"] or ()) if changes_only else (tgt.keys(spark, name) or ())
-        res = apply_table(
-            spark,
-            tgt,
-            name,
-            data.filter(F.col("table") == name),
-            schemas,
-            keys,
-            Txn(spark, txn.app_id, txn.version),  # the writes' identifiers in this session
-            stats,
-            (added_defaults or {}).get(name, {}),
-            history,
-        )
+
+        def attempt() -> TableResult:
+            return apply_table(
+                spark,
+                tgt,
+                name,
+                data.filter(F.col("table") == name),
+                schemas,
+                keys,
+                Txn(spark, txn.app_id, txn.version),  # the writes' identifiers in this session
+                stats,
+                (added_defaults or {}).get(name, {}),
+                history,
+            )
+
+        res = retrying_conflicts(attempt, name)
         res.changes = stats.changes
         res.key_source = latest["key_source"] or ""
         res.input_ordered = stats.input_ordered
@@ -390,6 +399,31 @@ def _table_task(
         return res
 
     return run
+
+
+CONFLICT_ATTEMPTS = 4
+
+
+def retrying_conflicts(
+    attempt: Callable[[], R], table: str, attempts: int = CONFLICT_ATTEMPTS, pause: float = 0.5
+) -> R:
+    """``attempt()``, again (up to ``attempts`` times, waiting a little longer each time) while
+    it fails with Delta's answer to a concurrent commit: ``cdclake maintain`` (or another
+    writer) compacting the table while the batch merges into it. Trying again is safe: the
+    writes of the failed attempt that did commit carry the batch's idempotent-write identifiers
+    and are skipped, exactly as when a stream re-runs a batch after a crash."""
+    for n in range(1, attempts + 1):
+        try:
+            return attempt()
+        except Exception as e:
+            if n == attempts or not is_write_conflict(e):
+                raise
+            _log.warning(
+                "%s met a concurrent write (%s); applying it again (%d of %d)",
+                table, one_line(e, 160), n + 1, attempts,
+            )  # fmt: skip
+            time.sleep(pause * n)
+    raise AssertionError("unreachable")
 
 
 def apply_table(

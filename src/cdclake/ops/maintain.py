@@ -53,6 +53,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake import paths
+from cdclake.errors import is_write_conflict
 from cdclake.target_layout import (
     BATCHES,
     DELETED_AT,
@@ -171,7 +172,7 @@ def _maintain_table(
             out.files_vacuumed = _vacuum(spark, path, retention.vacuum_hours)
         out.files_after, out.bytes_after = _size(spark, path)
     except Exception as e:  # one table's failure is reported; the others are still maintained
-        out.outcome = "conflict" if _is_conflict(e) else "failed"
+        out.outcome = "conflict" if is_write_conflict(e) else "failed"
         out.reason = _first_line(e)
     out.seconds = round(time.perf_counter() - started, 3)
     return out
@@ -274,11 +275,6 @@ def _rolled_columns(log: DataFrame) -> list[Column]:
              *_GREATEST}  # fmt: skip
     cols += [F.max_by(c, by_time).alias(c) for c in log.columns if c not in known]
     return cols
-
-
-def _is_conflict(e: Exception) -> bool:
-    text = f"{type(e).__name__}: {e}"
-    return any(k in text for k in ("Concurrent", "DELTA_CONCURRENT", "ProtocolChanged"))
 
 
 def _first_line(e: Exception) -> str:
