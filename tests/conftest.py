@@ -38,6 +38,8 @@ OWN_GROUP = {
     # the fuzz cases (about 5 minutes) move to this group to even the two halves out: in a run
     # of 40:50 the "services" group took about 29 minutes and this one 19
     "test_fuzz.py": "services-crash",
+    # the metastore case (about 100 s: a cdclake run and Spark's Thrift server) goes with them too
+    "test_metastore.py": "services-crash",
 }
 
 
