@@ -23,7 +23,7 @@ from cdclake import globs
 from cdclake import phases as phases
 from cdclake._spark.detach import detached
 from cdclake.apply import liveness
-from cdclake.apply import tables as T
+from cdclake.apply import tables as tbl
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
 from cdclake.apply.parallel import Task, run_all
 from cdclake.apply.results import BatchResult, TableResult, TableStats, Txn
@@ -81,9 +81,9 @@ def _fill_defaults(
     for c in columns:
         lacking = [s for s in schemas if c not in names[s]]
         if c in defaults and c in row_struct.fieldNames() and lacking:
-            value = T.typed_default(c, row_struct[c].dataType, defaults[c])
+            value = tbl.typed_default(c, row_struct[c].dataType, defaults[c])
             image = image.withField(  # a field path: a name with a dot is quoted
-                T.quote(c), F.when(F.col("row_schema").isin(*lacking), value).otherwise(image[c])
+                tbl.quote(c), F.when(F.col("row_schema").isin(*lacking), value).otherwise(image[c])
             )
     return image
 
@@ -102,11 +102,11 @@ def _with_record_fields(df: DataFrame) -> DataFrame:
 
 
 def quarantine(
-    spark: SparkSession, target: T.Target, bad: DataFrame, txn: Txn, batch_id: int | None
+    spark: SparkSession, target: tbl.Target, bad: DataFrame, txn: Txn, batch_id: int | None
 ) -> None:
     """Append the bad changes or records of ``bad`` (``raw``, ``lineage``, ``error``, ``table``,
     ``op``; a Kafka record's ``key`` and ``headers`` where it has them) to the quarantine."""
-    path = target.system_path(T.QUARANTINE)
+    path = target.system_path(tbl.QUARANTINE)
     rows = _with_record_fields(bad).select(
         F.col("raw"),
         F.col("lineage"),
@@ -191,7 +191,7 @@ def apply_changes(
     """
     spark = changes.sparkSession
     decoded = changes  # holds the decode's cached envelopes, released once ours is built
-    tgt = T.Target(target, dict(table_map or {}))
+    tgt = tbl.Target(target, dict(table_map or {}))
     txn = Txn(spark, app_id, batch_id)
     history = HistoryOptions(
         stored_as_scd_type,
@@ -226,7 +226,7 @@ def apply_changes(
         tables = _data_tables(per_op, result)
         refused = refusals(
             {t: _union_struct(_schemas(p))[0] for t, p in tables.items()},
-            lambda t: T.current_properties(spark, tgt.table_path(t)),
+            lambda t: tbl.current_properties(spark, tgt.table_path(t)),
         )
         if not refused:  # else the decode is read again for the refused tables' raw messages
             release(decoded)
@@ -349,7 +349,7 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]
 
 
 def _table_task(
-    tgt: T.Target,
+    tgt: tbl.Target,
     name: str,
     parts: list[Row],
     txn: Txn,
@@ -395,7 +395,7 @@ def _table_task(
         res.key_source = latest["key_source"] or ""
         res.input_ordered = stats.input_ordered
         if count_rows and res.rows_now is None:  # not known from the write itself
-            res.rows_now = T.rows_in(spark, tgt.table_path(name))
+            res.rows_now = tbl.rows_in(spark, tgt.table_path(name))
         return res
 
     return run
@@ -428,7 +428,7 @@ def retrying_conflicts(
 
 def apply_table(
     spark: SparkSession,
-    target: T.Target,
+    target: tbl.Target,
     table: str,
     data: DataFrame,
     schemas: list[str],
@@ -446,17 +446,17 @@ def apply_table(
     if scd_type == 2 and not keys:
         refuse_keyless(table)
     extra = [] if keys else KEYLESS_FIELDS
-    meta = [*T.meta_fields(POSITION_TYPE), *extra]
+    meta = [*tbl.meta_fields(POSITION_TYPE), *extra]
     if scd_type == 2:
         meta = history_fields(POSITION_TYPE)
     full = StructType([*row_struct.fields, *meta])
     path = target.table_path(table)
     check_layout(spark, path, table, scd_type)
-    props = {T.KEY_PROPERTY: keys_to_text(keys)} if keys else {}
+    props = {tbl.KEY_PROPERTY: keys_to_text(keys)} if keys else {}
     if scd_type == 2:
-        props[T.SCD_TYPE_PROPERTY] = "2"
+        props[tbl.SCD_TYPE_PROPERTY] = "2"
     if stats.input_ordered:
-        props[T.ORDERING_PROPERTY] = INPUT_ORDERED
+        props[tbl.ORDERING_PROPERTY] = INPUT_ORDERED
     # an initial load of a keyed table creates it with its rows in one commit (see apply_keyed)
     initial_load = (
         scd_type == 1
@@ -464,10 +464,10 @@ def apply_table(
         and not stats.truncates
         and not DeltaTable.isDeltaTable(spark, path)
     )
-    synced = None if initial_load else T.sync_table(spark, path, full, props or None, defaults)
+    synced = None if initial_load else tbl.sync_table(spark, path, full, props or None, defaults)
     created = synced is None or synced.created
-    if scd_type == 2 and T.cached_properties(spark, path).get(T.SCD_TYPE_PROPERTY) != "2":
-        T.set_properties(spark, path, {T.SCD_TYPE_PROPERTY: "2"})
+    if scd_type == 2 and tbl.cached_properties(spark, path).get(tbl.SCD_TYPE_PROPERTY) != "2":
+        tbl.set_properties(spark, path, {tbl.SCD_TYPE_PROPERTY: "2"})
     if stats.input_ordered and synced is not None and not created:
         _mark_input_ordered(spark, path)
     stored = synced.table.toDF().schema if ddl_defaults and synced else StructType()
@@ -499,7 +499,7 @@ def apply_table(
         apply_history(spark, where, rows, row_struct, txn, result, history, defaults)
         return result
     n_data = stats.changes - stats.truncates
-    if stats.truncates or T.truncate_position(spark, path) is not None:
+    if stats.truncates or tbl.truncate_position(spark, path) is not None:
         rows = apply_truncates(spark, path, rows, txn, result)
         rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
         n_live = rows.count()
@@ -520,18 +520,18 @@ def apply_table(
                     result,
                     stats,
                     empty=created,
-                    create=T.Creation(full, props) if initial_load else None,
+                    create=tbl.Creation(full, props) if initial_load else None,
                 )
             else:
                 apply_keyless(spark, target, table, rows, row_struct, txn, result)
     finally:
         rows.unpersist()
     if initial_load and not (n_live and keys):  # no write created it: the table, empty
-        T.sync_table(spark, path, full, props or None, defaults)
+        tbl.sync_table(spark, path, full, props or None, defaults)
     return result
 
 
 def _mark_input_ordered(spark: SparkSession, path: str) -> None:
     """Record on the table that it is ordered by input order only (once: status reads it)."""
-    if T.cached_properties(spark, path).get(T.ORDERING_PROPERTY) != INPUT_ORDERED:
-        T.set_properties(spark, path, {T.ORDERING_PROPERTY: INPUT_ORDERED})
+    if tbl.cached_properties(spark, path).get(tbl.ORDERING_PROPERTY) != INPUT_ORDERED:
+        tbl.set_properties(spark, path, {tbl.ORDERING_PROPERTY: INPUT_ORDERED})

@@ -23,7 +23,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
-from cdclake.apply import tables as T
+from cdclake.apply import tables as tbl
 from cdclake.apply.results import TableResult, Txn
 from cdclake.apply.scd1 import DELETED_FIELD, ROW
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
@@ -58,7 +58,7 @@ def row_events(rows: DataFrame, columns: Sequence[str]) -> DataFrame:
 
 def apply_keyless(
     spark: SparkSession,
-    target: T.Target,
+    target: tbl.Target,
     table: str,
     rows: DataFrame,
     row_struct: StructType,
@@ -88,7 +88,7 @@ def apply_keyless(
         ]
     )
     tombs = (
-        T.ensure_table(spark, tomb_path, tomb_schema)
+        tbl.ensure_table(spark, tomb_path, tomb_schema)
         .toDF()
         .select("h", F.col(POSITION_COL).alias("tp"))
     )
@@ -140,7 +140,7 @@ def apply_keyless(
                 .whenNotMatchedInsert(
                     condition="s.dup <= s.final",
                     values={
-                        **{T.quote(c): f"s.{ROW}.{T.quote(c)}" for c in columns},
+                        **{tbl.quote(c): f"s.{ROW}.{tbl.quote(c)}" for c in columns},
                         HASH_COL: "s.h",
                         DUP_COL: "s.dup",
                         **meta_set,

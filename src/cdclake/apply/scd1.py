@@ -27,7 +27,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType, TimestampType
 
-from cdclake.apply import tables as T
+from cdclake.apply import tables as tbl
 from cdclake.apply.results import TableResult, TableStats, Txn
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
 from cdclake.names import needs_column_mapping
@@ -63,7 +63,7 @@ def apply_truncates(
     """Delete rows older than the newest truncate; drop changes at or before it."""
     newest = rows.filter(F.col("op") == Op.TRUNCATE).agg(F.max("position")).first()
     batch_pos = list(newest[0]) if newest and newest[0] is not None else None
-    stored = T.truncate_position(spark, path)
+    stored = tbl.truncate_position(spark, path)
     data = rows.filter(F.col("op") != Op.TRUNCATE)
     if stored is not None:
         result.stale_before_truncate = data.filter(
@@ -76,7 +76,7 @@ def apply_truncates(
                 F.col(POSITION_COL) < position_literal(batch_pos)
             )
             result.truncated += before - spark.read.format("delta").load(path).count()
-        T.set_truncate_position(spark, path, batch_pos)
+        tbl.set_truncate_position(spark, path, batch_pos)
         stored = batch_pos
     if stored is None:
         return data
@@ -148,7 +148,7 @@ def fill_unavailable(ops: DataFrame, keys: Sequence[str], columns: Sequence[str]
             F.when(~F.array_contains(F.col("unavailable"), c), value), ignorenulls=True
         ).over(w)
     out = ops.select(
-        *[T.column(c) for c in ops.columns if c != ROW],
+        *[tbl.column(c) for c in ops.columns if c != ROW],
         F.struct(*[filled[c]["v"].alias(c) for c in columns]).alias(ROW),
         *[filled[c].isNull().alias(f"_u_{i}") for i, c in enumerate(columns)],
     )
@@ -170,12 +170,12 @@ def latest_per_key(ops: DataFrame, keys: Sequence[str]) -> DataFrame:
 
 def _key_match(keys: Sequence[str], left: str, right: str) -> str:
     """Null-safe equality of the table's key columns with the source's ``_k0.._kn``."""
-    return " AND ".join(f"{left}.{T.quote(k)} <=> {right}.`_k{i}`" for i, k in enumerate(keys))
+    return " AND ".join(f"{left}.{tbl.quote(k)} <=> {right}.`_k{i}`" for i, k in enumerate(keys))
 
 
 def record_tombstones(
     spark: SparkSession,
-    target: T.Target,
+    target: tbl.Target,
     table: str,
     source: DataFrame,
     keys: Sequence[str],
@@ -196,8 +196,8 @@ def record_tombstones(
     position_type = source.schema["position"].dataType
     exists = DeltaTable.isDeltaTable(spark, path)
     if exists:  # a log written before tombstones had a time gains the column (older rows null)
-        schema = StructType([*key_types.fields, *T.meta_fields(position_type)[:1], DELETED_FIELD])
-        log = T.ensure_table(spark, path, schema).toDF().schema
+        schema = StructType([*key_types.fields, *tbl.meta_fields(position_type)[:1], DELETED_FIELD])
+        log = tbl.ensure_table(spark, path, schema).toDF().schema
         stored = {f.name.lower(): f.dataType for f in log}  # the log's types: a blind append
         types = [stored[k.lower()] for k in keys]
         position_type = stored[POSITION_COL.lower()]
@@ -210,7 +210,7 @@ def record_tombstones(
         if exists or not needs_column_mapping(rows.schema):
             rows.write.format("delta").mode("append").save(path)
         else:  # a key Delta takes only with column mapping, set when the log is created
-            T.create_with_rows(rows, path, rows.schema)
+            tbl.create_with_rows(rows, path, rows.schema)
 
 
 def tombstone_positions(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame:
@@ -218,14 +218,14 @@ def tombstone_positions(spark: SparkSession, path: str, keys: Sequence[str]) -> 
     return (
         spark.read.format("delta")
         .load(path)
-        .groupBy(*[F.col(T.quote(k)).alias(f"_t{i}") for i, k in enumerate(keys)])
+        .groupBy(*[F.col(tbl.quote(k)).alias(f"_t{i}") for i, k in enumerate(keys)])
         .agg(F.max(POSITION_COL).alias("_tomb"))
     )
 
 
 def apply_keyed(
     spark: SparkSession,
-    target: T.Target,
+    target: tbl.Target,
     table: str,
     rows: DataFrame,
     row_struct: StructType,
@@ -234,7 +234,7 @@ def apply_keyed(
     result: TableResult,
     stats: TableStats,
     empty: bool = False,
-    create: T.Creation | None = None,
+    create: tbl.Creation | None = None,
 ) -> None:
     """Apply one batch of a keyed table's changes (``rows`` has ``a``/``b`` typed images).
 
@@ -244,7 +244,7 @@ def apply_keyed(
     """
     columns = [f.name for f in row_struct.fields]
     path = target.table_path(table)
-    files = T.write_partitions(spark, stats.changes)
+    files = tbl.write_partitions(spark, stats.changes)
     if files == 1:
         # one partition from the cached batch to the write: the latest change per key needs no
         # shuffle (one partition holds every key together), so no stage and no job of its own
@@ -278,11 +278,11 @@ def apply_keyed(
             LINEAGE_COL: "s.lineage",
         }
         update_set = {
-            T.quote(c): f"CASE WHEN array_contains(s.unavailable, '{T.sql_string(c)}') "
-            f"THEN t.{T.quote(c)} ELSE s.{ROW}.{T.quote(c)} END"
+            tbl.quote(c): f"CASE WHEN array_contains(s.unavailable, '{tbl.sql_string(c)}') "
+            f"THEN t.{tbl.quote(c)} ELSE s.{ROW}.{tbl.quote(c)} END"
             for c in columns
         }
-        insert_set = {T.quote(c): f"s.{ROW}.{T.quote(c)}" for c in columns}
+        insert_set = {tbl.quote(c): f"s.{ROW}.{tbl.quote(c)}" for c in columns}
         live = f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)"
         if empty:
             inserts = (
@@ -295,7 +295,7 @@ def apply_keyed(
             )
             with txn("merge"):
                 if create is not None:
-                    T.create_with_rows(inserts, path, create.schema, create.properties)
+                    tbl.create_with_rows(inserts, path, create.schema, create.properties)
                 else:
                     inserts.write.format("delta").mode("append").save(path)
             # the table is new, so it holds exactly the live rows
@@ -326,7 +326,7 @@ def apply_keyed(
                 )
             ins, upd, dele = _merge_counts(merged)
             # the MERGE's commit says how many source rows it read: no count of its own
-            from_commit = T.merge_source_rows(spark, path, (ins, upd, dele))
+            from_commit = tbl.merge_source_rows(spark, path, (ins, upd, dele))
             n_source = source.count() if from_commit is None else from_commit
         result.inserted += ins
         result.updated += upd
@@ -353,8 +353,8 @@ def _initial_counts(
     one aggregate counts both.
     """
     if from_commits:
-        ins = T.created_rows(spark, path)
-        dels = T.created_rows(spark, tomb_path) if tomb_path is not None else 0
+        ins = tbl.created_rows(spark, path)
+        dels = tbl.created_rows(spark, tomb_path) if tomb_path is not None else 0
         if ins is not None and dels is not None:
             return ins + dels, ins
     counts = joined.alias("s").agg(F.count(F.lit(1)), F.count_if(F.expr(live))).first()

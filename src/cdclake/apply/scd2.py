@@ -40,7 +40,7 @@ from pyspark.sql.types import ArrayType, MapType, StringType, StructField, Struc
 
 from cdclake import globs
 from cdclake._spark.detach import detached
-from cdclake.apply import tables as T
+from cdclake.apply import tables as tbl
 from cdclake.apply.results import TableResult, Txn
 from cdclake.apply.scd1 import ROW, UPSERT, expand
 from cdclake.errors import ConfigError
@@ -136,14 +136,14 @@ def history_fields(position_type: DataType) -> list[StructField]:
         StructField(END_AT, position_type),
         StructField(START_TS_COL, TimestampType()),
         StructField(END_TS_COL, TimestampType()),
-        *T.meta_fields(position_type),
+        *tbl.meta_fields(position_type),
     ]
 
 
 def _log_fields(position_type: DataType) -> list[StructField]:
     return [
         StructField(KIND_COL, StringType()),
-        *T.meta_fields(position_type),
+        *tbl.meta_fields(position_type),
         StructField(UNAVAILABLE_COL, ArrayType(StringType())),
         StructField(BATCH_COL, StringType()),
     ]
@@ -176,13 +176,13 @@ def _incoming(rows: DataFrame, keys: Sequence[str], columns: Sequence[str], tag:
 
 
 def _cols(names: Sequence[str]) -> list[Column]:
-    return [T.column(n) for n in names]
+    return [tbl.column(n) for n in names]
 
 
 def _same_keys(left: DataFrame, right: DataFrame, keys: Sequence[str]) -> list[Column]:
     """Null-safe equality of the key columns of two DataFrames (a name with a dot is quoted:
     ``df["a.b"]`` reads field ``b`` of column ``a``)."""
-    return [left[T.quote(k)].eqNullSafe(right[T.quote(k)]) for k in keys]
+    return [left[tbl.quote(k)].eqNullSafe(right[tbl.quote(k)]) for k in keys]
 
 
 def _first_per_event(events: DataFrame, keys: Sequence[str], order: Column) -> DataFrame:
@@ -205,7 +205,7 @@ def _fill_unavailable(events: DataFrame, keys: Sequence[str], columns: Sequence[
         c: F.last(
             F.when(
                 upsert & ~F.coalesce(F.array_contains(UNAVAILABLE_COL, c), F.lit(False)),
-                F.struct(T.column(c).alias("v")),
+                F.struct(tbl.column(c).alias("v")),
             ),
             ignorenulls=True,
         ).over(w)["v"]
@@ -216,7 +216,7 @@ def _fill_unavailable(events: DataFrame, keys: Sequence[str], columns: Sequence[
 
 
 def _comparable(c: str, data_type: DataType) -> Column:
-    col = F.col(T.quote(c))
+    col = F.col(tbl.quote(c))
     return F.to_json(F.struct(col)) if _has_map(data_type) else col
 
 
@@ -269,7 +269,7 @@ def versions(
         | F.coalesce(F.col("_cdc_next_opens"), F.lit(True))
     )
     return ev.filter(last_of_run).select(
-        *[F.col(T.quote(c)) for c in columns],
+        *[F.col(tbl.quote(c)) for c in columns],
         F.col(f"_cdc_start.{POSITION_COL}").alias(START_AT),
         F.col("_cdc_next.p").alias(END_AT),
         F.col(f"_cdc_start.{SOURCE_TS_COL}").alias(START_TS_COL),
@@ -306,10 +306,10 @@ def apply_history(
     keys = list(table.keys)
     position_type = rows.schema["position"].dataType
     log_schema = StructType([*row_struct.fields, *_log_fields(position_type)])
-    synced = T.sync_table(spark, table.log_path, log_schema, None, dict(defaults))
+    synced = tbl.sync_table(spark, table.log_path, log_schema, None, dict(defaults))
     prior = synced.table.toDF()
     stored = spark.read.format("delta").load(table.path)
-    columns = [c for c in prior.columns if c in set(T.data_column_names(stored.schema))]
+    columns = [c for c in prior.columns if c in set(tbl.data_column_names(stored.schema))]
     own = F.col(BATCH_COL) == options.batch_tag
     mark = prior.filter((F.col(KIND_COL) == TRUNCATE) & ~own).agg(F.max(POSITION_COL)).first()
     watermark = mark[0] if mark is not None else None
@@ -334,7 +334,7 @@ def apply_history(
         fresh = incoming.filter("_cdc_fresh").drop(SEQ_COL, "_cdc_late", "_cdc_fresh")
         tracked = options.tracked(table.name, columns)
         new_truncate = bool(counts["truncate"])
-        files = T.write_partitions(spark, int(counts["changes"]))
+        files = tbl.write_partitions(spark, int(counts["changes"]))
         _rebuild(
             spark, table, prior, fresh, incoming, columns, tracked, new_truncate, files, txn, result
         )
@@ -350,14 +350,14 @@ def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> D
     is_truncate = F.col(KIND_COL) == TRUNCATE
     w = Window.partitionBy(*_cols(keys), POSITION_COL, is_truncate).orderBy(SEQ_COL)
     seen = prior.select(
-        *[F.col(T.quote(k)).alias(f"_cdc_p{i}") for i, k in enumerate(keys)],
+        *[F.col(tbl.quote(k)).alias(f"_cdc_p{i}") for i, k in enumerate(keys)],
         F.col(POSITION_COL).alias("_cdc_pp"),
         is_truncate.alias("_cdc_pt"),
         F.lit(True).alias("_cdc_seen"),
     )
     same = (F.col(POSITION_COL) == F.col("_cdc_pp")) & (is_truncate == F.col("_cdc_pt"))
     for i, k in enumerate(keys):
-        same = same & F.col(T.quote(k)).eqNullSafe(F.col(f"_cdc_p{i}"))
+        same = same & F.col(tbl.quote(k)).eqNullSafe(F.col(f"_cdc_p{i}"))
     first = incoming.withColumn("_cdc_first", (F.row_number().over(w) == 1) & ~F.col("_cdc_late"))
     return (
         first.join(seen, same, "left")
@@ -434,16 +434,16 @@ def _replace(
     every = [*columns, END_AT, START_TS_COL, END_TS_COL, POSITION_COL, OP_COL, SOURCE_TS_COL]
     schema = new.schema
     differs = " OR ".join(
-        f"NOT (to_json(struct(t.{T.quote(c)})) <=> to_json(struct(s.{T.quote(c)})))"
+        f"NOT (to_json(struct(t.{tbl.quote(c)})) <=> to_json(struct(s.{tbl.quote(c)})))"
         if _has_map(schema[c].dataType)
-        else f"NOT (t.{T.quote(c)} <=> s.{T.quote(c)})"
+        else f"NOT (t.{tbl.quote(c)} <=> s.{tbl.quote(c)})"
         for c in every
     )
     values: dict[str, str | Column] = {
-        T.quote(c): f"s.{T.quote(c)}" for c in [*every, START_AT, LINEAGE_COL]
+        tbl.quote(c): f"s.{tbl.quote(c)}" for c in [*every, START_AT, LINEAGE_COL]
     }
     cond = " AND ".join(
-        [*(f"t.{T.quote(k)} <=> s.{T.quote(k)}" for k in keys), f"t.{START_AT} = s.{START_AT}"]
+        [*(f"t.{tbl.quote(k)} <=> s.{tbl.quote(k)}" for k in keys), f"t.{START_AT} = s.{START_AT}"]
     )
     with txn("merge"):
         merged = (

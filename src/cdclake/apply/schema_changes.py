@@ -45,7 +45,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
 from cdclake import names, paths
-from cdclake.apply import tables as T
+from cdclake.apply import tables as tbl
 from cdclake.apply.keyless import KEYLESS_FIELDS
 from cdclake.apply.results import Txn
 from cdclake.formats import ddl as sql
@@ -88,7 +88,7 @@ def _ident(name: sql.TableName, default_db: str | None) -> str:
 class DdlApplier:
     """Applies parsed DDL to the Delta tables under one target folder."""
 
-    def __init__(self, spark: SparkSession, target: T.Target, policy: DdlPolicy) -> None:
+    def __init__(self, spark: SparkSession, target: tbl.Target, policy: DdlPolicy) -> None:
         self.spark, self.target, self.policy = spark, target, policy
         self.added_defaults: dict[str, dict[str, Any]] = {}  # table -> column -> typed default
 
@@ -118,12 +118,12 @@ class DdlApplier:
         if problem is not None:
             return DdlOutcome(ident, "create table", "failed", problem)
         extra = [] if a.primary_key else KEYLESS_FIELDS
-        full = StructType([*columns.fields, *T.meta_fields(POSITION_TYPE), *extra])
+        full = StructType([*columns.fields, *tbl.meta_fields(POSITION_TYPE), *extra])
         existed = self._exists(path)
-        props = {T.KEY_PROPERTY: names.keys_to_text(a.primary_key)} if a.primary_key else {}
-        T.ensure_table(self.spark, path, full, props)
+        props = {tbl.KEY_PROPERTY: names.keys_to_text(a.primary_key)} if a.primary_key else {}
+        tbl.ensure_table(self.spark, path, full, props)
         if existed and props:
-            T.set_properties(self.spark, path, props)
+            tbl.set_properties(self.spark, path, props)
         keys = ",".join(a.primary_key) or "none"
         return DdlOutcome(
             ident,
@@ -145,9 +145,9 @@ class DdlApplier:
                 f"{_ident(a.like, db)} has no Delta table to copy",
             )
         schema = self.spark.read.format("delta").load(like).schema
-        props = T.table_properties(self.spark, like)
+        props = tbl.table_properties(self.spark, like)
         props.pop("delta.columnMapping.maxColumnId", None)  # Delta's own: a create may not set it
-        T.ensure_table(self.spark, path, schema, props)
+        tbl.ensure_table(self.spark, path, schema, props)
         return DdlOutcome(ident, "create table like", "applied", f"like {_ident(a.like, db)}")
 
     def _need(
@@ -179,7 +179,7 @@ class DdlApplier:
         if problem is not None:
             return DdlOutcome(ident, "add column", "failed", problem)
         default = self._typed_default(a.column, data_type)
-        T.sync_table(
+        tbl.sync_table(
             self.spark,
             path,
             StructType([StructField(a.column.name, data_type, True)]),
@@ -197,7 +197,7 @@ class DdlApplier:
         )
 
     def _typed_default(self, col: sql.ColumnDef, data_type: Any) -> Any:
-        """A constant DEFAULT as the typed JSON value :func:`T.sync_table` fills earlier rows
+        """A constant DEFAULT as the typed JSON value :func:`tbl.sync_table` fills earlier rows
         with; None for no default, NULL, or an expression (``CURRENT_TIMESTAMP``)."""
         value = sql.constant_value(col.default) if col.default else None
         if value is None:
@@ -221,8 +221,8 @@ class DdlApplier:
                 "skipped",
                 f"{a.name} kept (nullable) by policy drop_column=keep",
             )
-        T.enable_column_mapping(self.spark, path)
-        self.spark.sql(f"ALTER TABLE delta.{T.quote(path)} DROP COLUMN {T.quote(a.name)}")
+        tbl.enable_column_mapping(self.spark, path)
+        self.spark.sql(f"ALTER TABLE delta.{tbl.quote(path)} DROP COLUMN {tbl.quote(a.name)}")
         return DdlOutcome(ident, "drop column", "applied", a.name)
 
     def _ModifyColumn(self, a: sql.ModifyColumn, db: str | None, pos: list[int]) -> DdlOutcome:
@@ -254,9 +254,9 @@ class DdlApplier:
                 f"{name}: {current.simpleString()} -> {new.simpleString()} is not a "
                 "widening Delta supports; the column keeps its type",
             )
-        T.set_properties(self.spark, path, {"delta.enableTypeWidening": "true"})
+        tbl.set_properties(self.spark, path, {"delta.enableTypeWidening": "true"})
         self.spark.sql(
-            f"ALTER TABLE delta.{T.quote(path)} ALTER COLUMN {T.quote(name)} "
+            f"ALTER TABLE delta.{tbl.quote(path)} ALTER COLUMN {tbl.quote(name)} "
             f"TYPE {new.simpleString()}"
         )
         return DdlOutcome(
@@ -274,10 +274,10 @@ class DdlApplier:
         if problem is not None:
             return DdlOutcome(ident, "rename column", "failed", problem)
         if a.old != a.new:
-            T.enable_column_mapping(self.spark, path)
+            tbl.enable_column_mapping(self.spark, path)
             self.spark.sql(
-                f"ALTER TABLE delta.{T.quote(path)} RENAME COLUMN {T.quote(a.old)} "
-                f"TO {T.quote(a.new)}"
+                f"ALTER TABLE delta.{tbl.quote(path)} RENAME COLUMN {tbl.quote(a.old)} "
+                f"TO {tbl.quote(a.new)}"
             )
         if a.column is not None:
             self._retype(ident, path, a.new, a.column)
@@ -287,24 +287,24 @@ class DdlApplier:
         ident, path, missing = self._need(a.table, db, "primary key")
         if missing:
             return missing
-        T.set_properties(self.spark, path, {T.KEY_PROPERTY: names.keys_to_text(a.columns)})
+        tbl.set_properties(self.spark, path, {tbl.KEY_PROPERTY: names.keys_to_text(a.columns)})
         return DdlOutcome(ident, "primary key", "applied", ",".join(a.columns) or "dropped")
 
     def _TruncateTable(self, a: sql.TruncateTable, db: str | None, pos: list[int]) -> DdlOutcome:
         ident, path, missing = self._need(a.table, db, "truncate")
         if missing:
             return missing
-        if T.cached_properties(self.spark, path).get(T.SCD_TYPE_PROPERTY) == "2":
+        if tbl.cached_properties(self.spark, path).get(tbl.SCD_TYPE_PROPERTY) == "2":
             return DdlOutcome(
                 ident, "truncate", "skipped", "a history table keeps its versions (SCD type 2)"
             )
-        stored = T.truncate_position(self.spark, path)
+        stored = tbl.truncate_position(self.spark, path)
         if stored is not None and stored >= pos:
             return DdlOutcome(ident, "truncate", "skipped", "already applied")
         DeltaTable.forPath(self.spark, path).delete(
             F.col(POSITION_COL) < F.array(*[F.lit(x).cast("bigint") for x in pos])
         )
-        T.set_truncate_position(self.spark, path, pos)
+        tbl.set_truncate_position(self.spark, path, pos)
         return DdlOutcome(ident, "truncate", "applied", "rows older than the statement removed")
 
     def _DropTable(self, a: sql.DropTable, db: str | None, pos: list[int]) -> DdlOutcome:
@@ -318,7 +318,7 @@ class DdlApplier:
             )
         for p in (path, self.target.tombstone_path(ident), self.target.history_log_path(ident)):
             paths.delete(self.spark, p)
-        T.forget(path)
+        tbl.forget(path)
         return DdlOutcome(ident, "drop table", "applied", "Delta table folder deleted")
 
     def _RenameTable(self, a: sql.RenameTable, db: str | None, pos: list[int]) -> DdlOutcome:
@@ -331,7 +331,7 @@ class DdlApplier:
         if paths.exists(self.spark, new_path):
             return DdlOutcome(old, "rename table", "skipped", f"{new} already has a table")
         paths.rename(self.spark, old_path, new_path)
-        T.forget(old_path, new_path)
+        tbl.forget(old_path, new_path)
         for side in (self.target.tombstone_path, self.target.history_log_path):
             if paths.exists(self.spark, side(old)):
                 paths.rename(self.spark, side(old), side(new))
@@ -364,7 +364,7 @@ def _source_order(r: Row) -> tuple[Any, ...]:
     )
 
 
-def apply_ddl_records(env: DataFrame, target: T.Target, policy: DdlPolicy, txn: Txn) -> DdlBatch:
+def apply_ddl_records(env: DataFrame, target: tbl.Target, policy: DdlPolicy, txn: Txn) -> DdlBatch:
     """Apply the batch's DDL records in source order.
 
     DDL records are few (one per statement), so they are collected to the driver.
@@ -402,7 +402,7 @@ def apply_ddl_records(env: DataFrame, target: T.Target, policy: DdlPolicy, txn: 
     return DdlBatch(errors, applier.added_defaults, len(records))
 
 
-def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) -> None:
+def _record(spark: SparkSession, target: tbl.Target, rows: list[Any], txn: Txn) -> None:
     data = [
         (
             table,
@@ -427,4 +427,4 @@ def _record(spark: SparkSession, target: T.Target, rows: list[Any], txn: Txn) ->
         .withColumn("recorded_at", F.current_timestamp())
     )
     with txn("ddl"):
-        df.write.format("delta").mode("append").save(target.system_path(T.DDL_TABLE))
+        df.write.format("delta").mode("append").save(target.system_path(tbl.DDL_TABLE))

@@ -27,7 +27,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdclake.apply import tables as T
+from cdclake.apply import tables as tbl
 from cdclake.apply.results import Txn
 from cdclake.config import ApplyConfig
 from cdclake.ops.quarantine import Selection
@@ -58,8 +58,8 @@ def replay(
     from cdclake.run.runner import apply_raw
     from cdclake.sources import raw_from_kept
 
-    tgt = T.Target(target)
-    path = tgt.system_path(T.QUARANTINE)
+    tgt = tbl.Target(target)
+    path = tgt.system_path(tbl.QUARANTINE)
     pending = _pending(spark, tgt)
     resumed = pending is not None
     if pending is None:
@@ -111,7 +111,7 @@ def _remove(spark: SparkSession, path: str, chosen: DataFrame, txn: Txn) -> None
         )
 
 
-def _pending(spark: SparkSession, tgt: T.Target) -> dict[str, Any] | None:
+def _pending(spark: SparkSession, tgt: tbl.Target) -> dict[str, Any] | None:
     path = tgt.system_path(REPLAYS)
     if not DeltaTable.isDeltaTable(spark, path):
         return None
@@ -123,7 +123,7 @@ def _pending(spark: SparkSession, tgt: T.Target) -> dict[str, Any] | None:
 
 def _mark(
     spark: SparkSession,
-    tgt: T.Target,
+    tgt: tbl.Target,
     replay_row: dict[str, Any],
     state: str,
     summary: ReplaySummary | None = None,
