@@ -13,7 +13,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdclake.apply import tables as T
+from cdclake.apply import tables as tbl
 from cdclake.apply.liveness import SOURCES
 from cdclake.errors import ConfigError
 from cdclake.ops.quarantine import Selection
@@ -31,7 +31,7 @@ def _glob(pattern: str) -> str:
     return "^" + fnmatch.translate(pattern).removeprefix("(?s:").removesuffix(")\\Z") + "$"
 
 
-def _load(spark: SparkSession, target: T.Target, name: str) -> DataFrame | None:
+def _load(spark: SparkSession, target: tbl.Target, name: str) -> DataFrame | None:
     path = target.system_path(name)
     return spark.read.format("delta").load(path) if DeltaTable.isDeltaTable(spark, path) else None
 
@@ -40,10 +40,10 @@ def target_status(
     spark: SparkSession, target: str, now: datetime | None = None, recent: int = RECENT_BATCHES
 ) -> Status:
     """The status of every table cdclake applied to under ``target`` (see the module doc)."""
-    tgt = T.Target(target)
+    tgt = tbl.Target(target)
     status = Status(now=now or datetime.now(UTC))
     sources = _load(spark, tgt, SOURCES)
-    quarantine = _load(spark, tgt, T.QUARANTINE)
+    quarantine = _load(spark, tgt, tbl.QUARANTINE)
     if quarantine is not None:
         reasons = quarantine.groupBy("reason").count().collect()
         status.quarantine = {r["reason"]: r["count"] for r in sorted(reasons, key=lambda r: -r[1])}
@@ -105,7 +105,7 @@ def _quarantine_by_table(
 
 def _table_status(
     spark: SparkSession,
-    tgt: T.Target,
+    tgt: tbl.Target,
     r: Any,
     live: dict[str, datetime | None],
     quarantined: dict[str, tuple[int, int]],
@@ -114,7 +114,7 @@ def _table_status(
     path = tgt.table_path(r["table"])
     exists = DeltaTable.isDeltaTable(spark, path)
     rows = spark.read.format("delta").load(path).count() if exists else 0
-    props = T.table_properties(spark, path) if exists else {}
+    props = tbl.table_properties(spark, path) if exists else {}
     times = [
         t for t in (r["last_position_ts"], r["last_message_ts"], live.get(r["source_id"])) if t
     ]
@@ -125,7 +125,7 @@ def _table_status(
         rows=rows,
         key_columns=list(r["key_columns"] or []),
         key_source=r["key_source"],
-        scd_type=int(props.get(T.SCD_TYPE_PROPERTY, "1")),
+        scd_type=int(props.get(tbl.SCD_TYPE_PROPERTY, "1")),
         source_id=r["source_id"],
         last_position=None if r["last_position"] is None else list(r["last_position"]),
         last_source_ts=r["last_position_ts"],
@@ -135,7 +135,7 @@ def _table_status(
         recent_ignored=int(r["recent_ignored"] or 0),
         recent_quarantined=recent_q,
         last_ddl=r["last_ddl"],
-        ordering=props.get(T.ORDERING_PROPERTY, "source"),
+        ordering=props.get(tbl.ORDERING_PROPERTY, "source"),
     )
 
 
@@ -144,7 +144,7 @@ def _seconds(now: datetime, then: datetime) -> float:
 
 
 def _stream(
-    spark: SparkSession, tgt: T.Target, batches: list[datetime], tables: list[TableStatus]
+    spark: SparkSession, tgt: tbl.Target, batches: list[datetime], tables: list[TableStatus]
 ) -> dict[str, Any]:
     """The stream as a whole: the newest batch and its lag (``_cdc_batches`` when streaming
     from Kafka), else when the newest batch over files was applied."""
@@ -158,7 +158,7 @@ def _stream(
             default=None,
         ),
     }
-    metrics = _load(spark, tgt, T.BATCHES)
+    metrics = _load(spark, tgt, tbl.BATCHES)
     if metrics is not None:
         last = metrics.orderBy(F.desc("finished_at")).first()
         if last is not None:
@@ -174,7 +174,7 @@ def _stream(
 def batches(spark: SparkSession, target: str) -> list[dict[str, Any]]:
     """Per batch, oldest first: when, messages, applied, ignored, seconds behind (the newest
     source time seen against when the batch was applied; a Kafka query's own lag wins)."""
-    tgt = T.Target(target)
+    tgt = tbl.Target(target)
     sources = _load(spark, tgt, SOURCES)
     if sources is None:
         return []
@@ -205,7 +205,7 @@ def batches(spark: SparkSession, target: str) -> list[dict[str, Any]]:
         }
         for r in reversed(rows)
     ]
-    metrics = _load(spark, tgt, T.BATCHES)
+    metrics = _load(spark, tgt, tbl.BATCHES)
     if metrics is not None:
         lag = {
             r["batch_id"]: r["seconds_behind"]
@@ -221,7 +221,7 @@ def quarantine_over_time(
     spark: SparkSession, target: str
 ) -> tuple[list[str], dict[str, list[float]]]:
     """Quarantined records per write (one per batch) and reason: the top reasons, then other."""
-    q = _load(spark, T.Target(target), T.QUARANTINE)
+    q = _load(spark, tbl.Target(target), tbl.QUARANTINE)
     if q is None:
         return [], {}
     rows = q.groupBy("quarantined_at", "reason").count().orderBy("quarantined_at").collect()
@@ -260,7 +260,7 @@ def counts(spark: SparkSession, target: str, selection: Selection) -> list[tuple
     """(reason, table, count) of the selected records, most frequent first."""
     rows = (
         spark.read.format("delta")
-        .load(T.Target(target).system_path(T.QUARANTINE))
+        .load(tbl.Target(target).system_path(tbl.QUARANTINE))
         .filter(predicate(selection))
         .groupBy("reason", "table")
         .count()
