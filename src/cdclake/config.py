@@ -142,6 +142,8 @@ class ApplyConfig(BaseModel):
     metrics_host: str = "127.0.0.1"
     # a stream maintains its target (cdclake.ops.maintain) after every this many batches
     maintain_every: int | None = Field(default=None, ge=1)
+    # ... or after the first batch that ends this long after the last maintenance (or the start)
+    maintain_interval: timedelta | None = None
     # what that maintenance keeps of cdclake's own records (None: kept; cdclake.ops.maintain)
     tombstone_retention: timedelta | None = None
     batches_retention: timedelta | None = None
@@ -180,7 +182,7 @@ class ApplyConfig(BaseModel):
             for n in ("tombstone_retention", "batches_retention", "quarantine_retention")
             if getattr(self, n) is not None
         ]
-        if retained and self.maintain_every is None:
+        if retained and self.maintain_every is None and self.maintain_interval is None:
             flag = "--" + retained[0].replace("_", "-")
             raise ConfigError(
                 f"{flag} is kept by the stream's maintenance: give --maintain-every N too "

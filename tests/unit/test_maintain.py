@@ -268,3 +268,21 @@ def test_maintain_killed_mid_table_leaves_every_table_readable_and_exact(
     assert {t.outcome for t in report} == {"ok"} and all(t.files_after == 1 for t in report)
     assert everything(spark, lake.root) == rows
     assert status_doc(lake.root) == status
+
+
+def test_maintenance_is_due_every_n_batches_or_after_an_interval() -> None:
+    from cdclake.cli import maintenance_every
+    from cdclake.config import ApplyConfig
+    from cdclake.errors import ConfigError
+    from cdclake.run.runner import BetweenBatches
+
+    def between(every: str) -> BetweenBatches:
+        config = ApplyConfig(inputs=("x",), target="/t", **maintenance_every(every))
+        return BetweenBatches(None, config)  # type: ignore[arg-type]  # no Spark to decide
+
+    assert [between("3").due(i, 0.0) for i in range(6)] == [False, False, True] * 2
+    half_hour = between("30m")
+    half_hour.last_maintained = 100.0
+    assert not half_hour.due(0, 100.0 + 1799) and half_hour.due(1, 100.0 + 1800)
+    with pytest.raises(ConfigError, match="--maintain-every 'soon': expected a duration"):
+        maintenance_every("soon")

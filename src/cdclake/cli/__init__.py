@@ -104,9 +104,10 @@ def apply(
         str, typer.Option(help="Address of /metrics (0.0.0.0: every interface)")
     ] = "127.0.0.1",
     maintain_every: Annotated[
-        int | None,
+        str | None,
         typer.Option(
-            min=1, help="Streams: compact, vacuum, roll up (cdclake maintain) every N batches"
+            help="Streams: compact, vacuum, roll up (cdclake maintain) every N batches, or every "
+            "30m, 6h … of time"
         ),
     ] = None,
     tombstone_retention: Annotated[
@@ -181,7 +182,7 @@ def apply(
             binary_encoding=cast("BinaryEncoding", binary_encoding),
             metrics_port=metrics_port,
             metrics_host=metrics_host,
-            maintain_every=maintain_every,
+            **maintenance_every(maintain_every),
             tombstone_retention=duration(tombstone_retention, "--tombstone-retention"),
             batches_retention=duration(batches_retention, "--batches-retention"),
             quarantine_retention=duration(quarantine_retention, "--quarantine-retention"),
@@ -218,6 +219,19 @@ def apply(
     print_summary(result, console)
     if config.catalog_database is not None:
         _print_names(spark, config)
+
+
+def maintenance_every(text: str | None) -> dict[str, Any]:
+    """``--maintain-every``: N batches, or a duration (``30m``).
+
+    >>> maintenance_every("100"), maintenance_every("30m")
+    ({'maintain_every': 100}, {'maintain_interval': datetime.timedelta(seconds=1800)})
+    """
+    if text is None:
+        return {}
+    if text.strip().isdigit():
+        return {"maintain_every": int(text)}
+    return {"maintain_interval": duration(text, "--maintain-every")}
 
 
 def _print_names(spark: SparkSession, config: ApplyConfig) -> None:

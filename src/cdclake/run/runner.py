@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -253,12 +254,14 @@ def run_stream(
 
 class BetweenBatches:
     """What a run does after each batch, between batches, while nothing writes its tables:
-    maintenance every ``config.maintain_every`` batches and, with ``config.catalog_database``,
-    the catalog kept in step with the target (:class:`cdclake.ops.catalog.Registrar`)."""
+    maintenance every ``config.maintain_every`` batches or ``config.maintain_interval`` of time
+    and, with ``config.catalog_database``, the catalog kept in step with the target
+    (:class:`cdclake.ops.catalog.Registrar`)."""
 
     def __init__(self, spark: SparkSession, config: ApplyConfig) -> None:
         self.spark = spark
         self.config = config
+        self.last_maintained = time.monotonic()  # the interval counts from the run's start
         self.registrar: Registrar | None = None
         if config.catalog_database is not None:
             from cdclake.ops.catalog import Registrar
@@ -276,15 +279,22 @@ class BetweenBatches:
             progress.phase("registering", f"tables in {self.registrar.database}")
             self.registrar.after(result)
 
+    def due(self, batch_id: int, now: float) -> bool:
+        """Whether maintenance runs after batch ``batch_id`` (``now``: monotonic seconds)."""
+        every, interval = self.config.maintain_every, self.config.maintain_interval
+        return (every is not None and (batch_id + 1) % every == 0) or (
+            interval is not None and now - self.last_maintained >= interval.total_seconds()
+        )
+
     def maintain(self, batch_id: int) -> None:
-        """With ``config.maintain_every`` N, maintain the target (:mod:`cdclake.ops.maintain`:
-        compact, vacuum at the tables' own retention, roll up bookkeeping) after every N-th
-        batch, inside the stream's own batch: nothing writes the tables meanwhile. A table that
-        fails is logged and left for the next time: maintenance never stops the stream."""
+        """When :meth:`due`, maintain the target (:mod:`cdclake.ops.maintain`: compact, vacuum
+        at the tables' own retention, roll up bookkeeping, drop records past the config's
+        retentions) inside the stream's own batch: nothing writes the tables meanwhile. A table
+        that fails is logged and left for the next time: maintenance never stops the stream."""
         spark, config = self.spark, self.config
-        every = config.maintain_every
-        if every is None or (batch_id + 1) % every:
+        if not self.due(batch_id, time.monotonic()):
             return
+        self.last_maintained = time.monotonic()
         from cdclake.ops.maintain import Retention, maintain
 
         progress.phase("maintaining", config.target)
