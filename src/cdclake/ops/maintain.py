@@ -179,6 +179,21 @@ def _maintain_table(
 
 
 def _size(spark: SparkSession, path: str) -> tuple[int, int]:
+    """Files and bytes of the table's newest version: from its log with delta-rs (milliseconds;
+    ``DESCRIBE DETAIL`` is a Spark job, about a second a table on two cores), or with Spark when
+    delta-rs cannot read it (credentials only Spark's session has)."""
+    try:
+        import pyarrow.compute as pc
+
+        from cdclake import delta_rs
+
+        table = delta_rs.open_table(path)
+        if table is not None:
+            actions = delta_rs._arrow(table.get_add_actions(flatten=True))
+            size = pc.sum(actions.column("size_bytes")).as_py() if actions.num_rows else 0
+            return actions.num_rows, int(size or 0)
+    except Exception:  # Spark's answer below
+        pass
     row = DeltaTable.forPath(spark, path).detail().select("numFiles", "sizeInBytes").first()
     assert row is not None
     return int(row["numFiles"] or 0), int(row["sizeInBytes"] or 0)
@@ -188,11 +203,24 @@ def _vacuum(spark: SparkSession, path: str, hours: float | None) -> int:
     """Vacuum the table; how many files it deleted (from its ``VACUUM END`` commit)."""
     table = DeltaTable.forPath(spark, path)
     table.vacuum(hours) if hours is not None else table.vacuum()
-    last = table.history(2).select("operation", "operationMetrics").collect()
-    for r in last:
-        if r["operation"] == "VACUUM END":
-            return int((r["operationMetrics"] or {}).get("numDeletedFiles", 0))
+    for operation, metrics in _last_commits(spark, path):
+        if operation == "VACUUM END":
+            return int((metrics or {}).get("numDeletedFiles", 0))
     return 0
+
+
+def _last_commits(spark: SparkSession, path: str, n: int = 2) -> list[tuple[str, Any]]:
+    """(operation, metrics) of the table's newest ``n`` commits, read as :func:`_size` reads."""
+    try:
+        from cdclake import delta_rs
+
+        table = delta_rs.open_table(path)
+        if table is not None:
+            return [(c.get("operation", ""), c.get("operationMetrics")) for c in table.history(n)]
+    except Exception:  # Spark's answer below
+        pass
+    rows = DeltaTable.forPath(spark, path).history(n).select("operation", "operationMetrics")
+    return [(r["operation"], r["operationMetrics"]) for r in rows.collect()]
 
 
 def _bound_records(spark: SparkSession, path: str, folder: str, retention: Retention) -> int:
@@ -217,8 +245,8 @@ def _delete_before(spark: SparkSession, path: str, column: str, cutoff: datetime
     if column not in table.toDF().columns:
         return 0
     table.delete(F.col(column) < F.lit(cutoff))
-    metrics = table.history(1).select("operationMetrics").first()
-    return int(((metrics and metrics[0]) or {}).get("numDeletedRows", 0))
+    [(_, metrics)] = _last_commits(spark, path, 1)
+    return int((metrics or {}).get("numDeletedRows", 0))
 
 
 _SUMMED = ("messages", "heartbeats", "txn_markers", "applied", "ignored")
