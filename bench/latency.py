@@ -52,14 +52,21 @@ class Produced:
 
 
 def produce_steady(
-    bootstrap: str, topic: str, rate: float, seconds: float, seed: int, produced: Produced
+    bootstrap: str,
+    topic: str,
+    rate: float,
+    seconds: float,
+    seed: int,
+    produced: Produced,
+    tables: int = 1,
 ) -> int:
-    """``rate`` events/s for ``seconds``; each event's Kafka timestamp and ``source.ts_ms`` are
-    the wall-clock ms it was handed to the client."""
+    """``rate`` events/s for ``seconds`` (the generator's stream over ``tables`` tables); each
+    event's Kafka timestamp and ``source.ts_ms`` are the wall-clock ms it was handed to the
+    client."""
     n = max(int(rate * seconds), 1)
     p = _producer(bootstrap)
     t0 = time.time()
-    for e in data.events(n, max(n // 10, 1), 100, seed):
+    for e in data.events(n, max(n // 10, 1), 100, seed, tables):
         ahead = t0 + e.i / rate - time.time()
         if ahead > 0:
             time.sleep(ahead)
@@ -72,13 +79,13 @@ def produce_steady(
     return n
 
 
-def _produce_to_file(args: tuple[str, str, float, float, int, str]) -> tuple[int, float]:
+def _produce_to_file(args: tuple[str, str, float, float, int, str, int]) -> tuple[int, float]:
     """:func:`produce_steady` in a process of its own; (partition, offset, ms) lines to a file.
     Returns the events and the seconds producing them took."""
-    bootstrap, topic, rate, seconds, seed, out = args
+    bootstrap, topic, rate, seconds, seed, out, tables = args
     produced = Produced()
     t0 = time.perf_counter()
-    n = produce_steady(bootstrap, topic, rate, seconds, seed, produced)
+    n = produce_steady(bootstrap, topic, rate, seconds, seed, produced, tables)
     took = time.perf_counter() - t0
     with open(out, "w", encoding="utf-8") as f:
         for partition, rows in produced.by_partition.items():
@@ -88,15 +95,22 @@ def _produce_to_file(args: tuple[str, str, float, float, int, str]) -> tuple[int
 
 
 def produce_apart(
-    bootstrap: str, topic: str, rate: float, seconds: float, seed: int, work: Path
+    bootstrap: str,
+    topic: str,
+    rate: float,
+    seconds: float,
+    seed: int,
+    work: Path,
+    tables: int = 1,
 ) -> tuple[int, float, Produced]:
     """:func:`produce_steady` in a child process, so that the producer's Python does not share
     the GIL with the query's ``foreachBatch`` driver code in this process."""
     out = work / "produced.txt"
     work.mkdir(parents=True, exist_ok=True)
     ctx = multiprocessing.get_context("spawn")
+    job = (bootstrap, topic, rate, seconds, seed, str(out), tables)
     with ctx.Pool(1) as pool:
-        n, took = pool.apply(_produce_to_file, ((bootstrap, topic, rate, seconds, seed, str(out)),))
+        n, took = pool.apply(_produce_to_file, (job,))
     produced = Produced()
     for line in out.read_text(encoding="utf-8").splitlines():
         a, b, c = line.split(" ", 2)
@@ -133,9 +147,18 @@ def latencies(
 ) -> tuple[list[float], str]:
     """Seconds from produce to visible for every produced event, and where "visible" came from
     (the table's commit, or the batch's end when a batch left no tagged commit)."""
+    pairs, source = visible_at(produced, batches, committed)
+    return [(visible - ts) / 1000 for ts, visible in pairs], source
+
+
+def visible_at(
+    produced: Produced, batches: list[Any], committed: dict[int, int]
+) -> tuple[list[tuple[int, int]], str]:
+    """(produce ms, visible ms) of every produced event, and where "visible" came from (see
+    :func:`latencies`; an empty ``committed`` makes it every batch's end)."""
     source = "delta commit"
     ordered = sorted(batches, key=lambda m: m.batch_id)
-    out: list[float] = []
+    out: list[tuple[int, int]] = []
     for partition, rows in produced.by_partition.items():
         ends = [max((o for (_, p), o in m.end_offsets.items() if p == partition), default=0)
                 for m in ordered]  # fmt: skip
@@ -148,7 +171,7 @@ def latencies(
             if visible is None:
                 source = "batch end (no tagged commit for some batches)"
                 visible = int(m.finished_at.timestamp() * 1000)
-            out.append((visible - ts) / 1000)
+            out.append((ts, visible))
     return out, source
 
 
