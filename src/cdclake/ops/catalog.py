@@ -230,7 +230,6 @@ class Registrar:
         self.deleted: set[str] = set()  # tables whose deletes a sync has followed
         self.quarantined = False
         self.synced = False
-        self.last: SyncResult | None = None
 
     def needed(self, result: BatchResult) -> bool:
         new_tables = set(result.tables) - self.seen
@@ -258,5 +257,4 @@ class Registrar:
         self.seen |= set(result.tables)
         self.deleted |= {n for n, t in result.tables.items() if t.deleted}
         self.quarantined = self.quarantined or result.quarantined > 0
-        self.last = done
         return done
