@@ -46,7 +46,7 @@ OWN_GROUP = {
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Under pytest-xdist (``--dist loadgroup``) the cases with real services run in two groups,
-    one worker each.
+    one worker each, and every other module's cases on one worker.
 
     They start brokers, databases, a cluster and CLI JVMs of their own; one at a time per worker
     keeps them within the machine while the unit tests share out over the workers. This is what
@@ -60,9 +60,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     for item in items:
         parts = item.path.relative_to(TESTS).parts
-        if parts[0] in SERVICES:
-            group = OWN_GROUP.get(parts[-1], "services")
-            item._id = coerce_node_id(f"{item.nodeid}@{group}")
+        # any other module's cases on one worker, as ``--dist loadfile`` would: a module-scoped
+        # fixture (test_convert_pairs' sixteen conversions, 125 s) was built once per worker
+        group = OWN_GROUP.get(parts[-1], "services") if parts[0] in SERVICES else "/".join(parts)
+        item._id = coerce_node_id(f"{item.nodeid}@{group}")
 
 
 @pytest.fixture(scope="session")
