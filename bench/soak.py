@@ -3,7 +3,7 @@ with its own maintenance on, sampled over time. A benchmark, not a test.
 
     python -m bench.soak                          # 20 tables, 500 events/s, 30 minutes
     python -m bench.soak --tables 5 --rate 100 --minutes 2 --maintain-every 5 \\
-        --keep-batches 5 --sample-seconds 10      # a smoke run
+        --keep-batches 11 --sample-seconds 10     # a smoke run
 
 What runs. A broker of its own (``scripts/kafka.sh``, as ``bench.run --streaming``), one topic of
 two partitions carrying a whole database: the bench's Debezium stream spread over ``--tables``
@@ -29,7 +29,6 @@ The report (``soak.json``, ``soak.md``, ``soak.png`` in ``--out``) and its targe
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import shutil
 import sys
@@ -76,8 +75,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         type=int,
         default=KEEP_BATCHES,
         help=f"batches of _cdc_sources kept row by row ({KEEP_BATCHES}; cdclake's default is "
-        "100, which a 30-minute run may reach only in its last third); not an ApplyConfig "
-        "field: set in this process only (see maintenance)",
+        "100, which a 30-minute run may reach only in its last third; at least 11)",
     )
     p.add_argument(
         "--batches-retention",
@@ -117,30 +115,26 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 @contextmanager
-def maintenance(keep: int | None, runs: list[dict[str, Any]]) -> Iterator[None]:
-    """In this process only, the stream's maintenance keeps ``keep`` batches of ``_cdc_sources``
-    row by row, and what each of its runs did per table is appended to ``runs`` (the stream logs
-    only a table that failed). ``Retention.keep_batches`` is no field of ``ApplyConfig``; the
-    stream takes ``Retention`` and ``maintain`` from :mod:`cdclake.ops.maintain` when it
-    maintains, which sees these."""
+def maintenance(runs: list[dict[str, Any]]) -> Iterator[None]:
+    """In this process only, what each run of the stream's maintenance did per table is
+    appended to ``runs`` (the stream logs only a table that failed): the stream takes
+    ``maintain`` from :mod:`cdclake.ops.maintain` when it maintains, which sees this."""
     from cdclake.ops import maintain as ops
 
-    saved = ops.Retention, ops.maintain
+    saved = ops.maintain
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         started = time.time()
-        report = saved[1](*args, **kwargs)
+        report = saved(*args, **kwargs)
         runs.append({"started": started, "ended": time.time(),
                      "tables": [t.to_json() for t in report]})  # fmt: skip
         return report
 
-    if keep is not None:
-        ops.Retention = functools.partial(saved[0], keep_batches=keep)  # type: ignore[misc,assignment]
     ops.maintain = recorded
     try:
         yield
     finally:
-        ops.Retention, ops.maintain = saved  # type: ignore[misc]
+        ops.maintain = saved
 
 
 # ---- what the sampler reads ------------------------------------------------------------------
@@ -409,7 +403,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
     result: dict[str, Any] = {"status": "ok"}
     started = time.time()
     runs: list[dict[str, Any]] = []
-    with broker() as bootstrap, maintenance(a.keep_batches, runs):
+    with broker() as bootstrap, maintenance(runs):
         warm_up(bootstrap)
         topic = new_topic(bootstrap, "soak")
         config = _config(
@@ -418,6 +412,7 @@ def run(a: argparse.Namespace) -> dict[str, Any]:
             work,
             trigger_interval=a.trigger,
             maintain_every=a.maintain_every,
+            keep_batches=a.keep_batches,
             batches_retention=timedelta(seconds=a.batches_retention_s),
             tombstone_retention=timedelta(seconds=a.tombstone_retention_s),
         )

@@ -9,11 +9,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from cdclake.errors import ConfigError
 from cdclake.formats.base import DecodeOptions
+from cdclake.target_layout import KEEP_BATCHES
 
 if TYPE_CHECKING:
     from cdclake.apply.schema_changes import DdlPolicy
 
 DEFAULT_MAX_MESSAGE_BYTES = 10 * 1024 * 1024
+DEFAULT_MAINTAIN_BUDGET = timedelta(minutes=1)
+"""How long one maintenance inside a stream may hold the stream up (it stops after the table
+that takes it past this; the next maintenance goes on from there)."""
 
 
 def parse_primary_key(spec: str, option: str = "--primary-key") -> tuple[str, tuple[str, ...]]:
@@ -148,6 +152,10 @@ class ApplyConfig(BaseModel):
     tombstone_retention: timedelta | None = None
     batches_retention: timedelta | None = None
     quarantine_retention: timedelta | None = None
+    keep_batches: int = Field(default=KEEP_BATCHES, ge=11)  # of _cdc_sources, row by row
+    # one maintenance visits tables in turn until this much time has gone (then the stream goes
+    # on, and the next maintenance starts at the table after the last one visited); None: all
+    maintain_budget: timedelta | None = DEFAULT_MAINTAIN_BUDGET
     # register every table in this database of the session's catalog (cdclake.ops.catalog)
     catalog_database: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]+$")
 
@@ -181,11 +189,11 @@ class ApplyConfig(BaseModel):
             n
             for n in ("tombstone_retention", "batches_retention", "quarantine_retention")
             if getattr(self, n) is not None
-        ]
+        ] + (["keep_batches"] if self.keep_batches != KEEP_BATCHES else [])
         if retained and self.maintain_every is None and self.maintain_interval is None:
             flag = "--" + retained[0].replace("_", "-")
             raise ConfigError(
-                f"{flag} is kept by the stream's maintenance: give --maintain-every N too "
+                f"{flag} is applied by the stream's maintenance: give --maintain-every N too "
                 "(or run cdclake maintain with it)"
             )
         if self.kafka_bootstrap is not None:

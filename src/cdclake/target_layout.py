@@ -26,6 +26,10 @@ from dataclasses import dataclass, field
 
 from cdclake.paths import join
 
+KEEP_BATCHES = 100
+"""Batches of ``_cdc_sources`` kept row by row (``cdclake report`` charts the last 60, status
+sums the last 10); older rows are rolled up by maintenance (:mod:`cdclake.ops.maintain`)."""
+
 SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$-")
 # cdclake's own tables under a target (every ``_cdc_*`` folder), defined here only
 QUARANTINE = "_cdc_quarantine"  # bad input with its reason and lineage

@@ -168,7 +168,7 @@ def test_a_stream_maintains_its_target_between_batches(spark: SparkSession, tmp_
     config = ApplyConfig(
         inputs=(str(inbox),), target=str(lake), stream=True, checkpoint=str(tmp_path / "chk"),
         available_now=True, maintain_every=2, tombstone_retention=timedelta(0),
-        catalog_database=db,
+        catalog_database=db, maintain_budget=None,
     )  # fmt: skip
     expected: dict[int, str] = {}
     for b in range(2):
@@ -203,6 +203,44 @@ def test_a_retention_without_maintenance_is_refused(tmp_path: Path) -> None:
     config = ApplyConfig(inputs=("x",), target=str(tmp_path), tombstone_retention=timedelta(1))
     with pytest.raises(ConfigError, match=r"--tombstone-retention .* give --maintain-every N"):
         config.check()
+    config = ApplyConfig(inputs=("x",), target=str(tmp_path), keep_batches=20)
+    with pytest.raises(ConfigError, match=r"--keep-batches .* give --maintain-every N"):
+        config.check()
+    inbox = tmp_path / "in.jsonl"
+    inbox.write_text("")
+    bad = CliRunner().invoke(
+        app, ["apply", str(inbox), "--target", str(tmp_path / "t"), "--maintain-budget", "soon"]
+    )
+    assert bad.exit_code == 2
+    assert "--maintain-budget 'soon': expected a duration" in bad.output
+
+
+def test_a_streams_maintenance_takes_the_tables_in_turn_within_its_budget(
+    spark: SparkSession, lake: Any
+) -> None:
+    """With a budget too short for more than one table, each maintenance of a stream visits one,
+    the one after where the last stopped: every table in turn, then round again; and a dropped
+    table's place is still known."""
+    from cdclake.config import ApplyConfig
+    from cdclake.run.runner import BetweenBatches
+
+    live_workload(lake)
+    tables = delta_tables(spark, str(lake.root))
+    assert len(tables) == 5, tables  # three tables, _cdc_quarantine, _cdc_sources
+    config = ApplyConfig(
+        inputs=("x",), target=str(lake.root), maintain_every=1, maintain_budget=timedelta(0)
+    )
+    between = BetweenBatches(spark, config)
+    visited = []
+    for batch_id in range(len(tables) + 1):
+        between.maintain(batch_id)
+        visited.append(between.maintained_last)
+    assert visited == [*tables, tables[0]]
+
+    # the table maintained last is gone: the next turn takes the one after its place
+    between.maintained_last = (tables[1][0] + "-dropped", tables[1][1])
+    between.maintain(len(tables) + 1)
+    assert between.maintained_last == tables[2]
 
 
 def test_tombstones_past_their_retention_go_and_a_late_event_then_comes_back(

@@ -19,6 +19,7 @@ from cdclake.cli.common import (
     err,
 )
 from cdclake.errors import CdclakeError
+from cdclake.target_layout import KEEP_BATCHES
 
 # The commands of their own modules register on ``app`` when imported.
 from cdclake.cli import catalog, cluster, maintain, produce, quarantine, status  # noqa: F401  isort: skip
@@ -119,6 +120,17 @@ def apply(
     quarantine_retention: Annotated[
         str | None, typer.Option(help="With --maintain-every: drop older _cdc_quarantine rows")
     ] = None,
+    keep_batches: Annotated[
+        int,
+        typer.Option(min=11, help="With --maintain-every: _cdc_sources batches kept row by row"),
+    ] = KEEP_BATCHES,
+    maintain_budget: Annotated[
+        str,
+        typer.Option(
+            help="With --maintain-every: one maintenance begins no table after this long (the "
+            "next goes on from there); 'none': every table each time"
+        ),
+    ] = "1m",
     catalog_database: Annotated[
         str | None,
         typer.Option(help="Register every table by name in this database of Spark's catalog"),
@@ -186,6 +198,12 @@ def apply(
             tombstone_retention=duration(tombstone_retention, "--tombstone-retention"),
             batches_retention=duration(batches_retention, "--batches-retention"),
             quarantine_retention=duration(quarantine_retention, "--quarantine-retention"),
+            keep_batches=keep_batches,
+            maintain_budget=(
+                None
+                if maintain_budget.strip().lower() == "none"
+                else duration(maintain_budget, "--maintain-budget")
+            ),
             catalog_database=catalog_database,
         ).check()
         settings = dict(parse_setting(c) for c in conf or [])

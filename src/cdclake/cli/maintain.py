@@ -20,6 +20,7 @@ from cdclake.cli.common import (
     err,
 )
 from cdclake.errors import CdclakeError
+from cdclake.target_layout import KEEP_BATCHES
 
 if TYPE_CHECKING:
     from cdclake.ops.maintain import TableMaintenance
@@ -54,7 +55,7 @@ def maintain(
     ] = None,
     keep_batches: Annotated[
         int, typer.Option(min=11, help="_cdc_sources: batches kept row by row; older rolled up")
-    ] = 100,
+    ] = KEEP_BATCHES,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per table")] = False,
     master: MasterOption = None,
     verbose: VerboseOption = False,

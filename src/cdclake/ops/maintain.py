@@ -58,15 +58,12 @@ from cdclake.target_layout import (
     BATCHES,
     DELETED_AT,
     HISTORY_LOG,
+    KEEP_BATCHES,
     QUARANTINE,
     SOURCES,
     SYSTEM_TABLES,
     TOMBSTONES,
 )
-
-KEEP_BATCHES = 100
-"""Batches of ``_cdc_sources`` kept row by row (``cdclake report`` charts the last 60, status
-sums the last 10); older rows are rolled up."""
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 
@@ -123,7 +120,7 @@ def delta_tables(spark: SparkSession, target: str) -> list[tuple[str, str]]:
         elif fs.exists(jvm.org.apache.hadoop.fs.Path(sub, "_delta_log")):
             kind = "cdclake" if name in SYSTEM_TABLES else "table"
             found.append((name, kind))
-    return sorted(found, key=lambda t: (t[1] != "table", t[0]))
+    return sorted(found, key=_order)
 
 
 def maintain(
@@ -135,21 +132,50 @@ def maintain(
     retention: Retention | None = None,
     tables: Callable[[str], bool] | None = None,
     on_table: Callable[[TableMaintenance], None] | None = None,
+    start_after: tuple[str, str] | None = None,
+    budget: float | None = None,
 ) -> list[TableMaintenance]:
     """Maintain every Delta table under ``target`` (see the module doc); one report per table.
     ``tables``: which folders to visit (all by default). A table that fails does not stop the
-    others: its report says why."""
+    others: its report says why.
+
+    ``start_after`` and ``budget`` (seconds) take turns over a large target: the tables are
+    visited in order from the one after ``start_after`` (a ``(folder, kind)`` of an earlier
+    report, round the end back to the first), and no further table is begun once ``budget``
+    has gone; at least one is."""
     retention = retention or Retention()
-    report = []
-    for folder, kind in delta_tables(spark, target):
-        if tables is not None and not tables(folder):
-            continue
+    report: list[TableMaintenance] = []
+    started = time.monotonic()
+    found = [t for t in delta_tables(spark, target) if tables is None or tables(t[0])]
+    for folder, kind in in_turn(found, start_after):
+        if report and budget is not None and time.monotonic() - started >= budget:
+            break
         done = _maintain_table(spark, paths.join(paths.to_uri(target), folder), folder, kind,
                                compact, vacuum, retention)  # fmt: skip
         report.append(done)
         if on_table is not None:
             on_table(done)
     return report
+
+
+def _order(table: tuple[str, str]) -> tuple[bool, str]:
+    folder, kind = table
+    return kind != "table", folder
+
+
+def in_turn(tables: list[tuple[str, str]], after: tuple[str, str] | None) -> list[tuple[str, str]]:
+    """``tables`` (as :func:`delta_tables` orders them) starting with the first that comes after
+    ``after``, then round from the first; ``after`` need not exist any more (a dropped table).
+
+    >>> t = [("a", "table"), ("c", "table"), ("_cdc_sources", "cdclake")]
+    >>> in_turn(t, ("a", "table")), in_turn(t, ("b", "table")), in_turn(t, None)[0]
+    ([('c', 'table'), ('_cdc_sources', 'cdclake'), ('a', 'table')], \
+[('c', 'table'), ('_cdc_sources', 'cdclake'), ('a', 'table')], ('a', 'table'))
+    """
+    if after is None:
+        return list(tables)
+    cut = next((i for i, t in enumerate(tables) if _order(t) > _order(after)), len(tables))
+    return tables[cut:] + tables[:cut]
 
 
 def _maintain_table(
