@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -144,7 +145,10 @@ def test_multi_table_topic_lands_in_delta_and_redelivery_changes_nothing(
     create_topic(kafka_broker, topic, partitions=1)
     records = read_jsonl(*REAL_FILES)
     produced = produce_records(kafka_broker, topic, records, tmp_path)
-    config = kafka_config(kafka_broker, topic, tmp_path)
+    # maintained after every batch, within a budget of no time: one table a batch, in turn
+    config = kafka_config(
+        kafka_broker, topic, tmp_path, maintain_every=1, maintain_budget=timedelta(0)
+    )
     expected = expected_state(records)
     assert set(expected) == {
         "cdclake.public.order_lines",
@@ -190,6 +194,14 @@ def test_multi_table_topic_lands_in_delta_and_redelivery_changes_nothing(
     assert_balanced(batches)
     last = max(batches, key=lambda b: b["batch_id"])
     assert (last["inserted"], last["updated"], last["deleted"]) == (0, 0, 0)
+    # the Kafka stream maintained its target after each of its two batches, one table each time
+    # in turn: the first table (vacuumed), then the second; not yet the third
+    vacuumed = [
+        "VACUUM END"
+        in {r["operation"] for r in spark.sql(f"DESCRIBE HISTORY delta.`{p}`").collect()}
+        for p in (lake.table_path(t) for t in sorted(expected))
+    ]
+    assert vacuumed == [True, True, False]
 
 
 # --- (5) bad input: every message accounted for ---------------------------------------------------

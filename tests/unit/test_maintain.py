@@ -219,8 +219,8 @@ def test_a_streams_maintenance_takes_the_tables_in_turn_within_its_budget(
     spark: SparkSession, lake: Any
 ) -> None:
     """With a budget too short for more than one table, each maintenance of a stream visits one,
-    the one after where the last stopped: every table in turn, then round again; and a dropped
-    table's place is still known."""
+    the one after where the last stopped: every table in turn, then round again, also after a
+    restart; and a dropped table's place is still known."""
     from cdclake.config import ApplyConfig
     from cdclake.run.runner import BetweenBatches
 
@@ -236,6 +236,9 @@ def test_a_streams_maintenance_takes_the_tables_in_turn_within_its_budget(
         between.maintain(batch_id)
         visited.append(between.maintained_last)
     assert visited == [*tables, tables[0]]
+    restarted = BetweenBatches(spark, config)  # goes on after the one maintained last
+    restarted.maintain(0)
+    assert restarted.maintained_last == tables[1]
 
     # the table maintained last is gone: the next turn takes the one after its place
     between.maintained_last = (tables[1][0] + "-dropped", tables[1][1])

@@ -133,6 +133,7 @@ def maintain(
     tables: Callable[[str], bool] | None = None,
     on_table: Callable[[TableMaintenance], None] | None = None,
     start_after: tuple[str, str] | None = None,
+    resume: bool = False,
     budget: float | None = None,
 ) -> list[TableMaintenance]:
     """Maintain every Delta table under ``target`` (see the module doc); one report per table.
@@ -142,11 +143,15 @@ def maintain(
     ``start_after`` and ``budget`` (seconds) take turns over a large target: the tables are
     visited in order from the one after ``start_after`` (a ``(folder, kind)`` of an earlier
     report, round the end back to the first), and no further table is begun once ``budget``
-    has gone; at least one is."""
+    has gone; at least one is. ``resume`` without ``start_after``: start after the table
+    maintained last, as the tables' logs tell (:func:`last_maintained`), so that a restarted
+    stream goes on where the one before stopped."""
     retention = retention or Retention()
     report: list[TableMaintenance] = []
     started = time.monotonic()
     found = [t for t in delta_tables(spark, target) if tables is None or tables(t[0])]
+    if start_after is None and resume:
+        start_after = last_maintained(target, found)
     for folder, kind in in_turn(found, start_after):
         if report and budget is not None and time.monotonic() - started >= budget:
             break
@@ -176,6 +181,31 @@ def in_turn(tables: list[tuple[str, str]], after: tuple[str, str] | None) -> lis
         return list(tables)
     cut = next((i for i, t in enumerate(tables) if _order(t) > _order(after)), len(tables))
     return tables[cut:] + tables[:cut]
+
+
+MAINTENANCE_OPERATIONS = frozenset({"OPTIMIZE", "VACUUM START", "VACUUM END"})
+
+
+def last_maintained(
+    target: str, tables: list[tuple[str, str]], commits: int = 20
+) -> tuple[str, str] | None:
+    """Of ``tables``, the one with the newest compaction or vacuum among its newest ``commits``
+    commits (read with delta-rs, milliseconds a table); None when there is none, or delta-rs
+    cannot read the logs (the turn then starts from the first table)."""
+    from cdclake import delta_rs
+
+    newest: tuple[int, tuple[str, str]] | None = None
+    for folder, kind in tables:
+        try:
+            table = delta_rs.open_table(paths.join(paths.to_uri(target), folder))
+            history = table.history(commits) if table is not None else []
+        except Exception:  # unreadable without Spark's credentials: not known
+            continue
+        at = next((c.get("timestamp", 0) for c in history
+                   if c.get("operation") in MAINTENANCE_OPERATIONS), None)  # fmt: skip
+        if at is not None and (newest is None or at > newest[0]):
+            newest = at, (folder, kind)
+    return None if newest is None else newest[1]
 
 
 def _maintain_table(

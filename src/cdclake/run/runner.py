@@ -294,8 +294,9 @@ class BetweenBatches:
         that fails is logged and left for the next time: maintenance never stops the stream.
 
         One maintenance holds the stream up for about ``config.maintain_budget`` at most: it
-        visits the tables in turn from where the one before stopped, and begins no table once
-        the budget has gone (a target of 40 tables took two minutes in the soak)."""
+        visits the tables in turn from where the one before stopped (in a restarted stream: the
+        one before it, as the tables' logs tell), and begins no table once the budget has gone
+        (a target of 40 tables took two minutes in the soak)."""
         spark, config = self.spark, self.config
         if not self.due(batch_id, time.monotonic()):
             return
@@ -316,6 +317,7 @@ class BetweenBatches:
                 config.target,
                 retention=retention,
                 start_after=self.maintained_last,
+                resume=True,
                 budget=None if budget is None else budget.total_seconds(),
             )
         except Exception as e:  # the store, listing the target: the next time may do better
