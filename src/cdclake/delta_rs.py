@@ -89,6 +89,15 @@ def _arrow(stream: object) -> pa.Table:
     return table.cast(pa.schema(fields))
 
 
+def files_and_bytes(table: DeltaTable) -> tuple[int, int]:
+    """The files of ``table``'s version and their bytes, from its log."""
+    import pyarrow.compute as pc
+
+    actions = _arrow(table.get_add_actions(flatten=True))
+    size = pc.sum(actions.column("size_bytes")).as_py() if actions.num_rows else 0
+    return actions.num_rows, int(size or 0)
+
+
 def row_count(table: DeltaTable) -> int | None:
     """The rows ``table`` holds, from its log alone: the sum of its files' ``numRecords``
     statistics, less the rows their deletion vectors delete. None when a file was written

@@ -239,15 +239,11 @@ def _size(spark: SparkSession, path: str) -> tuple[int, int]:
     ``DESCRIBE DETAIL`` is a Spark job, about a second a table on two cores), or with Spark when
     delta-rs cannot read it (credentials only Spark's session has)."""
     try:
-        import pyarrow.compute as pc
-
         from cdclake import delta_rs
 
         table = delta_rs.open_table(path)
         if table is not None:
-            actions = delta_rs._arrow(table.get_add_actions(flatten=True))
-            size = pc.sum(actions.column("size_bytes")).as_py() if actions.num_rows else 0
-            return actions.num_rows, int(size or 0)
+            return delta_rs.files_and_bytes(table)
     except Exception:  # Spark's answer below
         pass
     row = DeltaTable.forPath(spark, path).detail().select("numFiles", "sizeInBytes").first()

@@ -210,14 +210,11 @@ def bookkeeping_sizes(target: str, tables: list[str]) -> dict[str, dict[str, int
 
 
 def _size(location: str) -> dict[str, int | None] | None:
-    import pyarrow.compute as pc
-
     table = delta_rs.open_table(location)
     if table is None:
         return None
-    actions = delta_rs._arrow(table.get_add_actions(flatten=True))
-    size = pc.sum(actions.column("size_bytes")).as_py() if actions.num_rows else 0
-    return {"rows": delta_rs.row_count(table), "files": actions.num_rows, "bytes": int(size or 0)}
+    files, size = delta_rs.files_and_bytes(table)
+    return {"rows": delta_rs.row_count(table), "files": files, "bytes": size}
 
 
 def newest_batches(records: list[dict[str, Any]], n: int) -> list[datetime]:
