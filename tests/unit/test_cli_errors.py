@@ -80,3 +80,41 @@ def test_binary_encoding_option_is_checked(tmp_path: Path, encoding: str) -> Non
     )
     assert res.exit_code == 2
     assert "--binary-encoding" in res.output and "latin1" in res.output
+
+
+def test_every_command_fails_the_same_way(tmp_path: Path) -> None:
+    """The one handler every command wraps its work in (``cli.common.one_line_errors``): the
+    user's mistake as its own line, anything else named with where it happened, both exit 2 with
+    no traceback; a command's own exit status passes through."""
+    import typer
+    from pydantic import BaseModel, Field
+
+    from cdclake.cli.common import one_line_errors
+    from cdclake.errors import ConfigError
+
+    class Options(BaseModel):
+        keep_batches: int = Field(ge=11)
+
+    def fail(what: str) -> None:
+        with one_line_errors(f"reading {tmp_path}"):
+            if what == "config":
+                raise ConfigError("--table 'x[': expected a glob")
+            if what == "range":
+                Options(keep_batches=3)
+            if what == "disk":
+                (tmp_path / "missing" / "x").read_text()
+            raise typer.Exit(1)  # e.g. status: a table is stale
+
+    def run(what: str):  # type: ignore[no-untyped-def]
+        one = typer.Typer()
+        one.command()(lambda: fail(what))
+        return CliRunner().invoke(one, [])
+
+    assert _one_error_line(run("config")) == "error: --table 'x[': expected a glob"
+    assert _one_error_line(run("range")) == (
+        "error: --keep-batches: Input should be greater than or equal to 11 (got 3)"
+    )
+    disk = _one_error_line(run("disk"))
+    assert disk.startswith(f"error: reading {tmp_path}: ") and "No such file" in disk, disk
+    stale = run("stale")
+    assert stale.exit_code == 1 and stale.output == ""

@@ -5,20 +5,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from pydantic import ValidationError
 
 from cdclake import formats
 from cdclake.cli.common import (
     MasterOption,
     VerboseOption,
-    _failed,
     _spark,
     app,
     console,
     duration,
     err,
+    one_line_errors,
 )
-from cdclake.errors import CdclakeError
 from cdclake.target_layout import KEEP_BATCHES
 
 # The commands of their own modules register on ``app`` when imported.
@@ -154,7 +152,7 @@ def apply(
     from cdclake.run.runner import run_batch, run_stream
     from cdclake.run.summary import print_summary
 
-    try:
+    with one_line_errors(f"applying to {target}"):
         config = ApplyConfig(
             format=format,
             inputs=tuple([*(inputs or []), *(more or [])]),
@@ -226,14 +224,6 @@ def apply(
 
             with reporting(err):
                 result = run_batch(spark, config)
-    except ValidationError as e:
-        err.print(f"[red]error:[/red] {_validation_message(e)}")
-        raise typer.Exit(2) from None
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
-    except Exception as e:
-        raise _failed(e, f"applying to {target}") from None
     print_summary(result, console)
     if config.catalog_database is not None:
         _print_names(spark, config)
@@ -264,13 +254,6 @@ def _print_names(spark: SparkSession, config: ApplyConfig) -> None:
     )
 
 
-def _validation_message(e: ValidationError) -> str:
-    return "; ".join(
-        f"--{'.'.join(map(str, x['loc'])).replace('_', '-')}: {x['msg']} (got {x['input']!r})"
-        for x in e.errors()
-    )
-
-
 def _run_kafka(spark: SparkSession, config: ApplyConfig) -> BatchResult:
     """The Kafka query: one progress line per micro-batch (see cdclake.run.streaming)."""
     from cdclake.run.stream_metrics import progress_line
@@ -296,11 +279,8 @@ def demo(
     """Apply the bundled sample events (every Debezium example of the docs) and show each table."""
     from cdclake.run.demo import run_demo
 
-    try:
+    with one_line_errors(f"running the demo into {target}"):
         run_demo(_spark(master, verbose), target, console)
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from cdclake.cli.common import MasterOption, VerboseOption, _failed, _spark, app, console, err
+from cdclake.cli.common import MasterOption, VerboseOption, _spark, app, console, one_line_errors
 from cdclake.errors import CdclakeError
 
 
@@ -32,7 +32,7 @@ def register(
     from cdclake.config import parse_setting
     from cdclake.ops.catalog import VALID_DATABASE, register_tables
 
-    try:
+    with one_line_errors(f"registering {target} in {catalog_database}"):
         if not VALID_DATABASE.match(catalog_database):
             raise CdclakeError(
                 f"--catalog-database {catalog_database!r}: expected letters, digits and _"
@@ -40,11 +40,6 @@ def register(
         settings = dict(parse_setting(c) for c in conf or [])
         spark = _spark(master, verbose, hive=True, conf=settings)
         done = register_tables(spark, target, catalog_database)
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
-        raise typer.Exit(2) from None
-    except Exception as e:  # the metastore, the store: one line, the traceback with --debug
-        raise _failed(e, f"registering {target} in {catalog_database}") from None
     new = {name for name, _ in done.created}
     rows = [(n, loc, "registered" if n in new else "kept") for n, loc in done.tables.items()]
     rows += [(n, "", "dropped") for n in done.dropped]

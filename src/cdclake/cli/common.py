@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 
-from cdclake.errors import one_line
+from cdclake.errors import CdclakeError, one_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -50,6 +53,35 @@ def _failed(e: Exception, where: str) -> typer.Exit:
         raise e
     err.print(f"[red]error:[/red] {escape(f'{where}: {one_line(e)}')}", highlight=False)
     return typer.Exit(2)
+
+
+@contextmanager
+def one_line_errors(where: str) -> Iterator[None]:
+    """Every command's failures, one way: a mistake in the user's input or options
+    (:class:`~cdclake.errors.CdclakeError`, a config value out of range) as its own line, anything
+    else (disk, permissions, broker, Spark) as one line naming it and ``where`` (:func:`_failed`);
+    exit status 2 for both, the traceback only with ``--debug``. A command's own exit (status 1
+    for stale tables, for nothing written) passes through."""
+    try:
+        yield
+    except (typer.Exit, typer.Abort, typer.TyperException):
+        raise
+    except ValidationError as e:
+        err.print(f"[red]error:[/red] {escape(validation_message(e))}", highlight=False)
+        raise typer.Exit(2) from None
+    except CdclakeError as e:
+        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
+        raise typer.Exit(2) from None
+    except Exception as e:
+        raise _failed(e, where) from None
+
+
+def validation_message(e: ValidationError) -> str:
+    """A config value out of range, named as its option: ``--keep-batches: …``."""
+    return "; ".join(
+        f"--{'.'.join(map(str, x['loc'])).replace('_', '-')}: {x['msg']} (got {x['input']!r})"
+        for x in e.errors()
+    )
 
 
 def _spark(

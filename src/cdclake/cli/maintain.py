@@ -12,14 +12,13 @@ from rich.table import Table
 from cdclake.cli.common import (
     MasterOption,
     VerboseOption,
-    _failed,
     _spark,
     app,
     console,
     duration,
     err,
+    one_line_errors,
 )
-from cdclake.errors import CdclakeError
 from cdclake.target_layout import KEEP_BATCHES
 
 if TYPE_CHECKING:
@@ -66,7 +65,7 @@ def maintain(
     from cdclake.ops.maintain import RETENTION_CHECK, Retention
     from cdclake.ops.maintain import maintain as run
 
-    try:
+    with one_line_errors(f"maintaining {target}"):
         retention = Retention(
             vacuum_hours=retention_hours,
             batches=duration(batches_retention, "--batches-retention"),
@@ -87,11 +86,6 @@ def maintain(
 
         report = run(spark, target, compact=compact, vacuum=vacuum, retention=retention,
                      on_table=shown)  # fmt: skip
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
-        raise typer.Exit(2) from None
-    except Exception as e:  # the store or Spark: one line, the traceback with --debug
-        raise _failed(e, f"maintaining {target}") from None
     if not report:
         err.print(f"[red]error:[/red] no Delta table under {escape(target)}", highlight=False)
         raise typer.Exit(2)

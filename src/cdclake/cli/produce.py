@@ -25,8 +25,8 @@ import typer
 from rich.markup import escape
 
 from cdclake import formats
-from cdclake.cli.common import _spark, app, console, err
-from cdclake.errors import CdclakeError, ConfigError
+from cdclake.cli.common import _spark, app, console, err, one_line_errors
+from cdclake.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -205,7 +205,7 @@ def convert(
     from cdclake.config import parse_primary_key
     from cdclake.formats.base import DecodeOptions
 
-    try:
+    with one_line_errors(f"converting to {to}"):
         options = _options(
             connector, schemas, key_schemas, tombstones, server_name, update_pairs,
             heartbeat_interval_ms, source_timezone,
@@ -240,9 +240,6 @@ def convert(
         _run(stream, converted, checkpoint, available_now)
         if available_now:
             _nothing_written(converted.totals, converted.reason)
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}")
-        raise typer.Exit(2) from None
 
 
 def _convert_files(
@@ -364,7 +361,7 @@ def publish(
     """Publish a Delta table's Change Data Feed as change events of a format."""
     from cdclake.run import produce
 
-    try:
+    with one_line_errors(f"publishing {table}"):
         options = _options(
             connector, schemas, key_schemas, tombstones, server_name, update_pairs,
             heartbeat_interval_ms, source_timezone,
@@ -393,6 +390,3 @@ def publish(
 
         cdf = produce.read_change_feed(spark, table, starting_version, stream=True)
         _run(cdf, batch, checkpoint, available_now)
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None

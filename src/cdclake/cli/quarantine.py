@@ -9,8 +9,7 @@ import typer
 from rich.table import Table
 
 from cdclake import formats
-from cdclake.cli.common import _failed, _spark, app, console, err
-from cdclake.errors import CdclakeError
+from cdclake.cli.common import _spark, app, console, one_line_errors
 
 if TYPE_CHECKING:
     from cdclake.ops.quarantine import Selection
@@ -40,13 +39,8 @@ def list_(
     Spark)."""
     from cdclake.ops.quarantine import counts
 
-    try:
+    with one_line_errors(f"reading {target}"):
         rows = counts(target, _selection(reason, table, since))
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
-    except Exception as e:  # the store: unreachable, refused, a table it cannot read
-        raise _failed(e, f"reading {target}") from None
     t = Table(title=f"quarantined under {target}")
     for col in ("reason", "table", "count"):
         t.add_column(col, justify="right" if col == "count" else "left")
@@ -68,11 +62,8 @@ def show(
     and a Kafka record's key and headers."""
     from cdclake.ops.quarantine import show as rows_of
 
-    try:
+    with one_line_errors(f"reading {target}"):
         rows = rows_of(_spark(), target, _selection(reason, table, since), limit)
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
     for r in rows:
         where = (
             f"{r['source']} line {r['offset']}"
@@ -112,7 +103,7 @@ def replay(
     from cdclake.config import ApplyConfig, parse_primary_key
     from cdclake.run.quarantine_replay import replay as run_replay
 
-    try:
+    with one_line_errors(f"replaying into {target}"):
         config = ApplyConfig(
             format=format,
             target=target,
@@ -121,9 +112,6 @@ def replay(
             source_timezone=source_timezone,
         )
         s = run_replay(_spark(), config.target, _selection(reason, table, since), config)
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(2) from None
     head = f"resumed replay {s.replay_id}" if s.resumed else f"replay {s.replay_id}"
     console.print(
         f"{head}: selected {s.selected}; applied {s.applied}; still quarantined {s.requarantined}",

@@ -6,11 +6,10 @@ import json
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
-from cdclake.cli.common import _failed, app, console, err
-from cdclake.errors import CdclakeError, ConfigError
+from cdclake.cli.common import app, console, err, one_line_errors
+from cdclake.errors import ConfigError
 
 if TYPE_CHECKING:
     from cdclake.ops.status import Status, TableStatus
@@ -38,17 +37,12 @@ def status(
     from cdclake.ops.status import bookkeeping_sizes, parse_duration, target_status
 
     output = "json" if as_json else output
-    try:
+    with one_line_errors(f"reading {target}"):
         if output not in FORMATS:
             raise ConfigError(f"--format {output!r}: expected one of {', '.join(FORMATS)}")
         limit = parse_duration(max_staleness) if max_staleness is not None else None
         s = target_status(target)
         own = bookkeeping_sizes(target, [t.table for t in s.tables])
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
-        raise typer.Exit(2) from None
-    except Exception as e:  # the store: unreachable, refused, a table it cannot read
-        raise _failed(e, f"reading {target}") from None
     if output == "json":
         typer.echo(json.dumps({**s.to_json(), "bookkeeping": own}, sort_keys=False))
     elif output == "prometheus":
@@ -152,11 +146,6 @@ def report(
     """One self-contained HTML file: throughput, lag, freshness, quarantine, the status table."""
     from cdclake.ops.html_report import write_report
 
-    try:
+    with one_line_errors(f"reading {target}"):
         write_report(target, out)
-    except CdclakeError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
-        raise typer.Exit(2) from None
-    except Exception as e:  # the store: unreachable, refused, a table it cannot read
-        raise _failed(e, f"reading {target}") from None
     console.print(f"wrote {out}", highlight=False)
