@@ -242,7 +242,6 @@ def _table(src: Column) -> Column:
     )
 
 
-
 _KEY_ENVELOPE = ["payload", "schema"]
 """The fields of a key in JsonConverter's envelope form (``schemas.enable=true``), sorted."""
 
@@ -345,28 +344,13 @@ class DebeziumFormat(Format):
         )
         src = F.col("_src")
         op_code = F.when(F.col("_flat"), flat.added(b, headers, "op")).otherwise(b["op"])
-        deleted = flat.added(b, headers, "deleted") == "true"
-        flat_op = (
-            F.when(F.coalesce(deleted, F.lit(False)), F.lit(Op.DELETE))
-            .when(op_code.isNotNull(), lookup(FLAT_OPS)[op_code])
-            .otherwise(F.lit(Op.UPDATE))  # no __op: an upsert of the row
-        )
         status = b["status"]
         total_order = F.when(is_flat, flat.added(b, headers, "total_order")).otherwise(
             b["transaction"]["total_order"]
         )
-        op = (
-            F.when(F.col("_flat_delete"), F.lit(Op.DELETE))
-            .when(tombstone, F.lit(Op.TOMBSTONE))
-            .when(F.col("_flat"), flat_op)
-            .when(op_code.isNotNull(), lookup(OPS)[op_code])
-            .when(status.isNotNull(), lookup(TRANSACTION_STATUS)[status])
-            .when(b["ddl"].isNotNull(), F.lit(Op.MESSAGE))
-            .when(b["ts_ms"].isNotNull() & src.isNull(), F.lit(Op.HEARTBEAT))
-        )
         staged = staged.withColumns(
             {
-                "_op": op,
+                "_op": _op(b, headers, op_code, src),
                 "_pos": _position(src, total_order),
                 "_table": F.coalesce(
                     _table(src),
@@ -389,59 +373,14 @@ class DebeziumFormat(Format):
         error = (
             F.when(tombstone, F.lit(None))
             .when(F.col("_malformed").isNotNull() | F.col("_null"), F.lit("not valid JSON"))
-            .when(
-                op.isNull() & op_code.isNotNull(),
-                F.concat(
-                    F.when(F.col("_flat"), F.lit(f"unknown {flat.PREFIX}op '")).otherwise(
-                        F.lit("unknown op '")
-                    ),
-                    op_code,
-                    F.when(
-                        F.col("_flat"), F.lit(f"' (expected one of {', '.join(FLAT_OPS)})")
-                    ).otherwise(F.lit(f"' (expected one of {', '.join(OPS)})")),
-                ),
-            )
+            .when(op.isNull() & op_code.isNotNull(), _unknown_op(op_code))
             .when(op.isNull(), F.lit("not a Debezium change event: no op, status or ts_ms"))
             .when(is_data & table.isNull() & is_flat, F.lit(FLAT_NO_TABLE))
             .when(is_data & table.isNull(), F.lit("no source table in source.db/schema/table"))
             .when(is_data, _position_error(src, position))
         )
-        before, after = body["before"], body["after"]
-        extra = None
-        if images is not None:  # the images are parsed: their text only says they are there
-            extra = {
-                IMAGE_COLUMNS[0]: before,
-                IMAGE_COLUMNS[1]: after,
-                # a flattened row is not under before/after: typed from its text
-                REPARSE: F.col("_malformed").isNotNull() | is_flat,
-            }
-            flat_before = F.col("_flat_delete") | (F.col("_flat") & (op == Op.DELETE))
-            before = F.when(before.isNotNull() | flat_before, F.lit("{}"))
-            after = F.when(after.isNotNull() | (F.col("_flat") & (op != Op.DELETE)), F.lit("{}"))
-        else:
-            row = flat.row_text(F.col("_enveloped"))
-            key_image = _key_image(F.col("key"), F.col("_key"))
-            before = (
-                F.when(F.col("_flat_delete"), key_image)
-                .when(F.col("_flat") & (op == Op.DELETE), row)
-                .otherwise(before)
-            )
-            after = F.when(F.col("_flat") & (op != Op.DELETE), row).otherwise(after)
+        extra, before, after = _image_texts(images, body, op, is_flat)
         record_key = F.col("key").isNotNull()
-        meta = F.map_from_arrays(
-            F.array(*map(F.lit, META_KEYS)),
-            F.array(
-                src["connector"],
-                src["snapshot"],
-                F.coalesce(src["txId"], body["transaction"]["id"], body["id"]),
-                src["gtid"],
-                F.col("headers")["__debezium.oldkey"],
-                F.col("headers")["__debezium.newkey"],
-                body["databaseName"],
-                _source_id(src, F.col("key")),
-                F.when(src.isNotNull() & _input_ordered(src), F.lit(INPUT_ORDERED)),
-            ),
-        )
         detail = (
             F.when(body["ddl"].isNotNull(), F.concat(F.lit(DDL_PREFIX), body["ddl"]))
             .when(
@@ -472,7 +411,7 @@ class DebeziumFormat(Format):
             lineage=F.col("lineage"),
             raw=F.col("raw"),
             detail=detail,
-            meta=meta,
+            meta=_meta(src, body),
             error=error,
         )
 
@@ -490,3 +429,84 @@ class DebeziumFormat(Format):
         from cdclake.formats.debezium import encode as _encode_debezium
 
         return _encode_debezium.encode(changes, options)
+
+
+def _op(b: Column, headers: Column, op_code: Column, src: Column) -> Column:
+    """A message's :class:`Op`: from its ``op`` (or a flattened row's ``__op``/``__deleted``),
+    a transaction marker's ``status``, a schema change's ``ddl``, a heartbeat's ``ts_ms``."""
+    deleted = flat.added(b, headers, "deleted") == "true"
+    flat_op = (
+        F.when(F.coalesce(deleted, F.lit(False)), F.lit(Op.DELETE))
+        .when(op_code.isNotNull(), lookup(FLAT_OPS)[op_code])
+        .otherwise(F.lit(Op.UPDATE))  # no __op: an upsert of the row
+    )
+    return (
+        F.when(F.col("_flat_delete"), F.lit(Op.DELETE))
+        .when(F.col(TOMBSTONE), F.lit(Op.TOMBSTONE))
+        .when(F.col("_flat"), flat_op)
+        .when(op_code.isNotNull(), lookup(OPS)[op_code])
+        .when(b["status"].isNotNull(), lookup(TRANSACTION_STATUS)[b["status"]])
+        .when(b["ddl"].isNotNull(), F.lit(Op.MESSAGE))
+        .when(b["ts_ms"].isNotNull() & src.isNull(), F.lit(Op.HEARTBEAT))
+    )
+
+
+def _unknown_op(op_code: Column) -> Column:
+    """The error of an op no rule knows, with the ones that are known."""
+    return F.concat(
+        F.when(F.col("_flat"), F.lit(f"unknown {flat.PREFIX}op '")).otherwise(
+            F.lit("unknown op '")
+        ),
+        op_code,
+        F.when(F.col("_flat"), F.lit(f"' (expected one of {', '.join(FLAT_OPS)})")).otherwise(
+            F.lit(f"' (expected one of {', '.join(OPS)})")
+        ),
+    )
+
+
+def _image_texts(
+    images: StructType | None, body: dict[str, Column], op: Column, is_flat: Column
+) -> tuple[dict[str, Column] | None, Column, Column]:
+    """The extra columns and the before and after texts of the envelope: with ``images`` parsed,
+    the images themselves (the texts only say they are there); else their JSON text, a
+    flattened row's own text, or a flattened delete's key."""
+    before, after = body["before"], body["after"]
+    if images is not None:
+        extra = {
+            IMAGE_COLUMNS[0]: before,
+            IMAGE_COLUMNS[1]: after,
+            # a flattened row is not under before/after: typed from its text
+            REPARSE: F.col("_malformed").isNotNull() | is_flat,
+        }
+        flat_before = F.col("_flat_delete") | (F.col("_flat") & (op == Op.DELETE))
+        return (
+            extra,
+            F.when(before.isNotNull() | flat_before, F.lit("{}")),
+            F.when(after.isNotNull() | (F.col("_flat") & (op != Op.DELETE)), F.lit("{}")),
+        )
+    row = flat.row_text(F.col("_enveloped"))
+    key_image = _key_image(F.col("key"), F.col("_key"))
+    before = (
+        F.when(F.col("_flat_delete"), key_image)
+        .when(F.col("_flat") & (op == Op.DELETE), row)
+        .otherwise(before)
+    )
+    return None, before, F.when(F.col("_flat") & (op != Op.DELETE), row).otherwise(after)
+
+
+def _meta(src: Column, body: dict[str, Column]) -> Column:
+    """What a change carries besides its row (:data:`META_KEYS`), as a map."""
+    return F.map_from_arrays(
+        F.array(*map(F.lit, META_KEYS)),
+        F.array(
+            src["connector"],
+            src["snapshot"],
+            F.coalesce(src["txId"], body["transaction"]["id"], body["id"]),
+            src["gtid"],
+            F.col("headers")["__debezium.oldkey"],
+            F.col("headers")["__debezium.newkey"],
+            body["databaseName"],
+            _source_id(src, F.col("key")),
+            F.when(src.isNotNull() & _input_ordered(src), F.lit(INPUT_ORDERED)),
+        ),
+    )
