@@ -8,7 +8,11 @@ import typer
 
 from cdclake import formats
 from cdclake.cli.common import (
+    BatchesRetention,
+    KeepBatches,
     MasterOption,
+    QuarantineRetention,
+    TombstoneRetention,
     VerboseOption,
     _spark,
     app,
@@ -109,19 +113,10 @@ def apply(
             "30m, 6h … of time"
         ),
     ] = None,
-    tombstone_retention: Annotated[
-        str | None, typer.Option(help="With --maintain-every: drop tombstones older than this")
-    ] = None,
-    batches_retention: Annotated[
-        str | None, typer.Option(help="With --maintain-every: drop older _cdc_batches rows")
-    ] = None,
-    quarantine_retention: Annotated[
-        str | None, typer.Option(help="With --maintain-every: drop older _cdc_quarantine rows")
-    ] = None,
-    keep_batches: Annotated[
-        int,
-        typer.Option(min=11, help="With --maintain-every: _cdc_sources batches kept row by row"),
-    ] = KEEP_BATCHES,
+    tombstone_retention: TombstoneRetention = None,
+    batches_retention: BatchesRetention = None,
+    quarantine_retention: QuarantineRetention = None,
+    keep_batches: KeepBatches = KEEP_BATCHES,
     maintain_budget: Annotated[
         str,
         typer.Option(

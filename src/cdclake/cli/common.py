@@ -118,3 +118,21 @@ MasterOption = Annotated[
 VerboseOption = Annotated[
     bool, typer.Option(help="Show Spark's own output (else in $CDCLAKE_CACHE/logs)")
 ]
+# What maintenance keeps of cdclake's own records: `cdclake maintain`, and `cdclake apply` for a
+# stream's own maintenance (--maintain-every)
+TombstoneRetention = Annotated[
+    str | None,
+    typer.Option(
+        help="Drop tombstones older than this (30d, 12h; default: kept; a stale event for a key "
+        "whose tombstone is gone brings the row back)"
+    ),
+]
+BatchesRetention = Annotated[
+    str | None, typer.Option(help="Drop _cdc_batches rows older than this (default: kept)")
+]
+QuarantineRetention = Annotated[
+    str | None, typer.Option(help="Drop _cdc_quarantine rows older than this (default: kept)")
+]
+KeepBatches = Annotated[
+    int, typer.Option(min=11, help="_cdc_sources: batches kept row by row; older rolled up")
+]

@@ -10,7 +10,11 @@ from rich.markup import escape
 from rich.table import Table
 
 from cdclake.cli.common import (
+    BatchesRetention,
+    KeepBatches,
     MasterOption,
+    QuarantineRetention,
+    TombstoneRetention,
     VerboseOption,
     _spark,
     app,
@@ -38,23 +42,10 @@ def maintain(
             "days); time travel to older versions then fails",
         ),
     ] = None,
-    batches_retention: Annotated[
-        str | None, typer.Option(help="Drop _cdc_batches rows older than this (30d, 12h)")
-    ] = None,
-    quarantine_retention: Annotated[
-        str | None,
-        typer.Option(help="Drop _cdc_quarantine rows older than this (default: kept)"),
-    ] = None,
-    tombstone_retention: Annotated[
-        str | None,
-        typer.Option(
-            help="Drop tombstones older than this (default: kept; a stale event for a key "
-            "whose tombstone is gone brings the row back)"
-        ),
-    ] = None,
-    keep_batches: Annotated[
-        int, typer.Option(min=11, help="_cdc_sources: batches kept row by row; older rolled up")
-    ] = KEEP_BATCHES,
+    batches_retention: BatchesRetention = None,
+    quarantine_retention: QuarantineRetention = None,
+    tombstone_retention: TombstoneRetention = None,
+    keep_batches: KeepBatches = KEEP_BATCHES,
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per table")] = False,
     master: MasterOption = None,
     verbose: VerboseOption = False,
