@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from cdclake.errors import ConfigError
 from cdclake.formats.base import DecodeOptions
@@ -105,8 +105,45 @@ BinaryEncoding = Literal["latin1", "base64", "hex"]
 """What a RENAME TABLE does: follow it (rename the Delta table) or keep the old name."""
 
 
+class Maintenance(BaseModel):
+    """How a stream maintains its own target between batches (:mod:`cdclake.ops.maintain`):
+    after every ``every`` batches, or after the first batch that ends ``interval`` after the last
+    maintenance (or the start); one maintenance begins no table once ``budget`` has gone (the
+    next goes on from there; None: every table each time); what it keeps of cdclake's own
+    records (None: kept)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    every: int | None = Field(default=None, ge=1)
+    interval: timedelta | None = None
+    budget: timedelta | None = DEFAULT_MAINTAIN_BUDGET
+    tombstone_retention: timedelta | None = None
+    batches_retention: timedelta | None = None
+    quarantine_retention: timedelta | None = None
+    keep_batches: int = Field(default=KEEP_BATCHES, ge=11)  # of _cdc_sources, row by row
+
+    @property
+    def on(self) -> bool:
+        return self.every is not None or self.interval is not None
+
+
+MAINTENANCE_OPTIONS = {
+    "every": "maintain_every",
+    "interval": "maintain_interval",
+    "budget": "maintain_budget",
+    "tombstone_retention": "tombstone_retention",
+    "batches_retention": "batches_retention",
+    "quarantine_retention": "quarantine_retention",
+    "keep_batches": "keep_batches",
+}
+""":class:`Maintenance`'s fields by the flat names ``ApplyConfig`` also takes (the CLI's
+options: ``maintain_every`` is ``--maintain-every``)."""
+
+
 class ApplyConfig(BaseModel):
-    """Everything ``cdclake apply`` needs; the CLI only fills this in."""
+    """Everything ``cdclake apply`` needs; the CLI only fills this in. The stream's maintenance
+    is :class:`Maintenance` (``maintenance=``), or its fields by their flat names
+    (:data:`MAINTENANCE_OPTIONS`: ``maintain_every=10, tombstone_retention=...``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -144,20 +181,24 @@ class ApplyConfig(BaseModel):
     # Prometheus' /metrics while the run lasts (see cdclake.ops.metrics); None: not served
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_host: str = "127.0.0.1"
-    # a stream maintains its target (cdclake.ops.maintain) after every this many batches
-    maintain_every: int | None = Field(default=None, ge=1)
-    # ... or after the first batch that ends this long after the last maintenance (or the start)
-    maintain_interval: timedelta | None = None
-    # what that maintenance keeps of cdclake's own records (None: kept; cdclake.ops.maintain)
-    tombstone_retention: timedelta | None = None
-    batches_retention: timedelta | None = None
-    quarantine_retention: timedelta | None = None
-    keep_batches: int = Field(default=KEEP_BATCHES, ge=11)  # of _cdc_sources, row by row
-    # one maintenance visits tables in turn until this much time has gone (then the stream goes
-    # on, and the next maintenance starts at the table after the last one visited); None: all
-    maintain_budget: timedelta | None = DEFAULT_MAINTAIN_BUDGET
+    maintenance: Maintenance = Field(default_factory=Maintenance)
     # register every table in this database of the session's catalog (cdclake.ops.catalog)
     catalog_database: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]+$")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nest_maintenance(cls, data: Any) -> Any:
+        """``maintain_every=10`` (and the other flat names) as ``maintenance=Maintenance(...)``."""
+        flat = {
+            f: o for f, o in MAINTENANCE_OPTIONS.items() if isinstance(data, dict) and o in data
+        }
+        if not flat:
+            return data
+        data = dict(data)
+        given = data.pop("maintenance", None)
+        nested = given.model_dump() if isinstance(given, Maintenance) else dict(given or {})
+        nested.update({f: data.pop(o) for f, o in flat.items()})
+        return {**data, "maintenance": nested}
 
     @field_validator("target")
     @classmethod
@@ -185,12 +226,13 @@ class ApplyConfig(BaseModel):
         )
 
     def check(self) -> ApplyConfig:
+        m = self.maintenance
         retained = [
             n
             for n in ("tombstone_retention", "batches_retention", "quarantine_retention")
-            if getattr(self, n) is not None
-        ] + (["keep_batches"] if self.keep_batches != KEEP_BATCHES else [])
-        if retained and self.maintain_every is None and self.maintain_interval is None:
+            if getattr(m, n) is not None
+        ] + (["keep_batches"] if m.keep_batches != KEEP_BATCHES else [])
+        if retained and not m.on:
             flag = "--" + retained[0].replace("_", "-")
             raise ConfigError(
                 f"{flag} is applied by the stream's maintenance: give --maintain-every N too "

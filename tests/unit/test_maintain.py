@@ -313,12 +313,13 @@ def test_maintain_killed_mid_table_leaves_every_table_readable_and_exact(
 
 def test_maintenance_is_due_every_n_batches_or_after_an_interval() -> None:
     from cdclake.cli import maintenance_every
-    from cdclake.config import ApplyConfig
+    from cdclake.config import ApplyConfig, Maintenance
     from cdclake.errors import ConfigError
     from cdclake.run.runner import BetweenBatches
 
     def between(every: str) -> BetweenBatches:
-        config = ApplyConfig(inputs=("x",), target="/t", **maintenance_every(every))
+        maintenance = Maintenance(**maintenance_every(every))
+        config = ApplyConfig(inputs=("x",), target="/t", maintenance=maintenance)
         return BetweenBatches(None, config)  # type: ignore[arg-type]  # no Spark to decide
 
     assert [between("3").due(i, 0.0) for i in range(6)] == [False, False, True] * 2

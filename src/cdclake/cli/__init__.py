@@ -138,6 +138,7 @@ def apply(
     """Apply change events to one Delta table per source table and print a summary."""
     from cdclake.config import (
         ApplyConfig,
+        Maintenance,
         parse_kafka_option,
         parse_mapping,
         parse_primary_key,
@@ -187,15 +188,17 @@ def apply(
             binary_encoding=cast("BinaryEncoding", binary_encoding),
             metrics_port=metrics_port,
             metrics_host=metrics_host,
-            **maintenance_every(maintain_every),
-            tombstone_retention=duration(tombstone_retention, "--tombstone-retention"),
-            batches_retention=duration(batches_retention, "--batches-retention"),
-            quarantine_retention=duration(quarantine_retention, "--quarantine-retention"),
-            keep_batches=keep_batches,
-            maintain_budget=(
-                None
-                if maintain_budget.strip().lower() == "none"
-                else duration(maintain_budget, "--maintain-budget")
+            maintenance=Maintenance(
+                **maintenance_every(maintain_every),
+                tombstone_retention=duration(tombstone_retention, "--tombstone-retention"),
+                batches_retention=duration(batches_retention, "--batches-retention"),
+                quarantine_retention=duration(quarantine_retention, "--quarantine-retention"),
+                keep_batches=keep_batches,
+                budget=(
+                    None
+                    if maintain_budget.strip().lower() == "none"
+                    else duration(maintain_budget, "--maintain-budget")
+                ),
             ),
             catalog_database=catalog_database,
         ).check()
@@ -225,16 +228,17 @@ def apply(
 
 
 def maintenance_every(text: str | None) -> dict[str, Any]:
-    """``--maintain-every``: N batches, or a duration (``30m``).
+    """``--maintain-every``: N batches, or a duration (``30m``), as fields of
+    :class:`cdclake.config.Maintenance`.
 
     >>> maintenance_every("100"), maintenance_every("30m")
-    ({'maintain_every': 100}, {'maintain_interval': datetime.timedelta(seconds=1800)})
+    ({'every': 100}, {'interval': datetime.timedelta(seconds=1800)})
     """
     if text is None:
         return {}
     if text.strip().isdigit():
-        return {"maintain_every": int(text)}
-    return {"maintain_interval": duration(text, "--maintain-every")}
+        return {"every": int(text)}
+    return {"interval": duration(text, "--maintain-every")}
 
 
 def _print_names(spark: SparkSession, config: ApplyConfig) -> None:

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -78,10 +78,16 @@ def one_line_errors(where: str) -> Iterator[None]:
 
 def validation_message(e: ValidationError) -> str:
     """A config value out of range, named as its option: ``--keep-batches: …``."""
-    return "; ".join(
-        f"--{'.'.join(map(str, x['loc'])).replace('_', '-')}: {x['msg']} (got {x['input']!r})"
-        for x in e.errors()
-    )
+    from cdclake.config import MAINTENANCE_OPTIONS
+
+    def option(loc: tuple[Any, ...]) -> str:
+        if e.title == "Maintenance":  # its fields by their options' names
+            loc = ("maintenance", *loc)
+        if len(loc) == 2 and loc[0] == "maintenance" and loc[1] in MAINTENANCE_OPTIONS:
+            loc = (MAINTENANCE_OPTIONS[loc[1]],)
+        return "--" + ".".join(map(str, loc)).replace("_", "-")
+
+    return "; ".join(f"{option(x['loc'])}: {x['msg']} (got {x['input']!r})" for x in e.errors())
 
 
 def _spark(

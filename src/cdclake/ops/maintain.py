@@ -33,7 +33,7 @@ replays) and, per table:
 Maintenance is safe beside a running stream: compaction and vacuum are Delta operations with
 its concurrency rules, and a table whose maintenance meets a concurrent write is reported as
 such and left for the next run (``conflict``). A stream can also maintain its own target
-every N batches (``ApplyConfig.maintain_every``), between its batches.
+every N batches (``ApplyConfig.maintenance``), between its batches.
 
 >>> report = maintain(spark, "/lake")  # doctest: +SKIP
 >>> [(t.table, t.files_before, t.files_after) for t in report]  # doctest: +SKIP

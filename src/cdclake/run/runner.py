@@ -254,7 +254,7 @@ def run_stream(
 
 class BetweenBatches:
     """What a run does after each batch, between batches, while nothing writes its tables:
-    maintenance every ``config.maintain_every`` batches or ``config.maintain_interval`` of time
+    maintenance (``config.maintenance``) every N batches or after an interval of time
     and, with ``config.catalog_database``, the catalog kept in step with the target
     (:class:`cdclake.ops.catalog.Registrar`)."""
 
@@ -282,7 +282,7 @@ class BetweenBatches:
 
     def due(self, batch_id: int, now: float) -> bool:
         """Whether maintenance runs after batch ``batch_id`` (``now``: monotonic seconds)."""
-        every, interval = self.config.maintain_every, self.config.maintain_interval
+        every, interval = self.config.maintenance.every, self.config.maintenance.interval
         return (every is not None and (batch_id + 1) % every == 0) or (
             interval is not None and now - self.last_maintained >= interval.total_seconds()
         )
@@ -293,7 +293,7 @@ class BetweenBatches:
         retentions) inside the stream's own batch: nothing writes the tables meanwhile. A table
         that fails is logged and left for the next time: maintenance never stops the stream.
 
-        One maintenance holds the stream up for about ``config.maintain_budget`` at most: it
+        One maintenance holds the stream up for about ``config.maintenance.budget`` at most: it
         visits the tables in turn from where the one before stopped (in a restarted stream: the
         one before it, as the tables' logs tell), and begins no table once the budget has gone
         (a target of 40 tables took two minutes in the soak)."""
@@ -305,12 +305,12 @@ class BetweenBatches:
 
         progress.phase("maintaining", config.target)
         retention = Retention(
-            batches=config.batches_retention,
-            quarantine=config.quarantine_retention,
-            tombstones=config.tombstone_retention,
-            keep_batches=config.keep_batches,
+            batches=config.maintenance.batches_retention,
+            quarantine=config.maintenance.quarantine_retention,
+            tombstones=config.maintenance.tombstone_retention,
+            keep_batches=config.maintenance.keep_batches,
         )
-        budget = config.maintain_budget
+        budget = config.maintenance.budget
         try:
             report = maintain(
                 spark,
