@@ -187,6 +187,7 @@ def _per_table(runs: list[dict[str, Any]]) -> dict[str, Any]:
     slowest = max(done, key=lambda t: t["seconds"], default=None)
     return {
         "tables_per_run": max((len(r["tables"]) for r in runs), default=0),
+        "tables_per_run_mean": _mean([len(r["tables"]) for r in runs]),
         "seconds_per_table": _mean([t["seconds"] for t in done]),
         "seconds_per_target_table": _mean([t["seconds"] for t in done if t["kind"] == "table"]),
         "seconds_per_own_table": _mean([t["seconds"] for t in done if t["kind"] != "table"]),
@@ -353,7 +354,10 @@ def _maintenance_line(s: dict[str, Any]) -> str:
         f"stopped the stream {m['after_s_mean']} s on average (max {m['after_s_max']} s), from "
         f"the end of its batch to the query's callback, which takes "
         f"{m['plain_after_s_mean']} s after a batch without maintenance (its _cdc_batches "
-        f"record). A run visits {m['tables_per_run']} Delta tables: {m['seconds_per_table']} s a "
+        f"record). A run visits up to {m['tables_per_run']} Delta tables "
+        f"({m.get('tables_per_run_mean')} on average; it begins none once its budget, cdclake's "
+        f"--maintain-budget, has gone, and the next goes on from there): "
+        f"{m['seconds_per_table']} s a "
         f"table on average (target tables {m['seconds_per_target_table']} s, cdclake's own "
         f"{m['seconds_per_own_table']} s; the slowest {m['slowest']}); {m['rows_removed']:,} "
         f"bookkeeping rows removed, {m['files_vacuumed']:,} files vacuumed in all. "
