@@ -127,6 +127,40 @@ class Maintenance(BaseModel):
         return self.every is not None or self.interval is not None
 
 
+class KafkaSource(BaseModel):
+    """A Kafka input: Structured Streaming's Kafka source (:mod:`cdclake.run.streaming`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    bootstrap: str | None = None
+    topics: tuple[str, ...] = ()
+    topic_pattern: str | None = None
+    starting_offsets: str = "earliest"
+    fail_on_data_loss: bool = True
+    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
+    options: dict[str, str] = Field(default_factory=dict)  # passed to the source as they are
+
+    @property
+    def subscription(self) -> str:
+        """What the query reads, as a person says it."""
+        if self.topic_pattern:
+            return f"topic pattern {self.topic_pattern!r}"
+        return f"topics {', '.join(self.topics)}"
+
+
+KAFKA_OPTIONS = {
+    "bootstrap": "kafka_bootstrap",
+    "topics": "topics",
+    "topic_pattern": "topic_pattern",
+    "starting_offsets": "starting_offsets",
+    "fail_on_data_loss": "fail_on_data_loss",
+    "max_offsets_per_trigger": "max_offsets_per_trigger",
+    "max_message_bytes": "max_message_bytes",
+    "options": "kafka_options",
+}
+""":class:`KafkaSource`'s fields by the flat names ``ApplyConfig`` also takes."""
+
 MAINTENANCE_OPTIONS = {
     "every": "maintain_every",
     "interval": "maintain_interval",
@@ -168,15 +202,7 @@ class ApplyConfig(BaseModel):
     drop_column: DropPolicy = "keep"
     drop_table: DropPolicy = "keep"
     rename_table: RenamePolicy = "follow"
-    # Kafka input (Structured Streaming; see cdclake.run.streaming)
-    kafka_bootstrap: str | None = None
-    topics: tuple[str, ...] = ()
-    topic_pattern: str | None = None
-    starting_offsets: str = "earliest"
-    fail_on_data_loss: bool = True
-    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
-    max_message_bytes: int = Field(default=DEFAULT_MAX_MESSAGE_BYTES, ge=1)
-    kafka_options: dict[str, str] = Field(default_factory=dict)
+    kafka: KafkaSource | None = None  # the input is a Kafka stream (cdclake.run.streaming)
     binary_encoding: BinaryEncoding = "latin1"
     # Prometheus' /metrics while the run lasts (see cdclake.ops.metrics); None: not served
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
@@ -187,18 +213,24 @@ class ApplyConfig(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _nest_maintenance(cls, data: Any) -> Any:
-        """``maintain_every=10`` (and the other flat names) as ``maintenance=Maintenance(...)``."""
-        flat = {
-            f: o for f, o in MAINTENANCE_OPTIONS.items() if isinstance(data, dict) and o in data
-        }
-        if not flat:
+    def _nest(cls, data: Any) -> Any:
+        """The flat names as their parts: ``maintain_every=10`` as
+        ``maintenance=Maintenance(every=10)``, ``kafka_bootstrap=...`` as
+        ``kafka=KafkaSource(bootstrap=...)``."""
+        if not isinstance(data, dict):
             return data
-        data = dict(data)
-        given = data.pop("maintenance", None)
-        nested = given.model_dump() if isinstance(given, Maintenance) else dict(given or {})
-        nested.update({f: data.pop(o) for f, o in flat.items()})
-        return {**data, "maintenance": nested}
+        for part, names, model in (
+            ("maintenance", MAINTENANCE_OPTIONS, Maintenance),
+            ("kafka", KAFKA_OPTIONS, KafkaSource),
+        ):
+            flat = {f: o for f, o in names.items() if o in data}
+            if flat:
+                data = dict(data)
+                given = data.pop(part, None)
+                nested = given.model_dump() if isinstance(given, model) else dict(given or {})
+                nested.update({f: data.pop(o) for f, o in flat.items()})
+                data[part] = nested
+        return data
 
     @field_validator("target")
     @classmethod
@@ -238,9 +270,9 @@ class ApplyConfig(BaseModel):
                 f"{flag} is applied by the stream's maintenance: give --maintain-every N too "
                 "(or run cdclake maintain with it)"
             )
-        if self.kafka_bootstrap is not None:
-            return self._check_kafka()
-        if self.topics or self.topic_pattern:
+        if self.kafka is not None and self.kafka.bootstrap is not None:
+            return self._check_kafka(self.kafka)
+        if self.kafka is not None and (self.kafka.topics or self.kafka.topic_pattern):
             raise ConfigError("--topic/--topic-pattern need --kafka-bootstrap HOST:PORT")
         if not self.inputs:
             raise ConfigError("no input: give --input PATH (a JSON-lines file or a directory)")
@@ -248,17 +280,17 @@ class ApplyConfig(BaseModel):
             raise ConfigError("--stream needs --checkpoint DIR (where the query keeps its offsets)")
         return self
 
-    def _check_kafka(self) -> ApplyConfig:
+    def _check_kafka(self, kafka: KafkaSource) -> ApplyConfig:
         if self.inputs:
             raise ConfigError(
                 "give either --kafka-bootstrap or input paths, not both "
                 f"(inputs: {list(self.inputs)})"
             )
-        if bool(self.topics) == bool(self.topic_pattern):
+        if bool(kafka.topics) == bool(kafka.topic_pattern):
             raise ConfigError(
                 "--kafka-bootstrap needs --topic T (one or more) or --topic-pattern REGEX, "
-                f"exactly one of them (got topics {list(self.topics)}, "
-                f"pattern {self.topic_pattern!r})"
+                f"exactly one of them (got topics {list(kafka.topics)}, "
+                f"pattern {kafka.topic_pattern!r})"
             )
         if not self.checkpoint:
             raise ConfigError(

@@ -138,6 +138,7 @@ def apply(
     """Apply change events to one Delta table per source table and print a summary."""
     from cdclake.config import (
         ApplyConfig,
+        KafkaSource,
         Maintenance,
         parse_kafka_option,
         parse_mapping,
@@ -177,14 +178,18 @@ def apply(
             drop_table=cast("DropPolicy", drop_table),
             rename_table=cast("RenamePolicy", rename_table),
             trigger_interval=trigger_interval,
-            kafka_bootstrap=kafka_bootstrap,
-            topics=tuple(topic or []),
-            topic_pattern=topic_pattern,
-            starting_offsets=starting_offsets,
-            fail_on_data_loss=fail_on_data_loss,
-            max_offsets_per_trigger=max_offsets_per_trigger,
-            max_message_bytes=max_message_bytes,
-            kafka_options=dict(parse_kafka_option(o) for o in kafka_option or []),
+            kafka=KafkaSource(
+                bootstrap=kafka_bootstrap,
+                topics=tuple(topic or []),
+                topic_pattern=topic_pattern,
+                starting_offsets=starting_offsets,
+                fail_on_data_loss=fail_on_data_loss,
+                max_offsets_per_trigger=max_offsets_per_trigger,
+                max_message_bytes=max_message_bytes,
+                options=dict(parse_kafka_option(o) for o in kafka_option or []),
+            )
+            if kafka_bootstrap is not None or topic or topic_pattern is not None
+            else None,
             binary_encoding=cast("BinaryEncoding", binary_encoding),
             metrics_port=metrics_port,
             metrics_host=metrics_host,
@@ -207,7 +212,7 @@ def apply(
             url = f"http://{config.metrics_host}:{config.metrics_port}/metrics"
             console.print(f"metrics at {url}", soft_wrap=True, highlight=False)
         spark = _spark(master, verbose, hive=catalog_database is not None, conf=settings)
-        if config.kafka_bootstrap is not None:
+        if config.kafka is not None:
             result = _run_kafka(spark, config)
         elif config.stream:
 
@@ -258,9 +263,11 @@ def _run_kafka(spark: SparkSession, config: ApplyConfig) -> BatchResult:
     from cdclake.run.stream_metrics import progress_line
     from cdclake.run.streaming import run_kafka
 
-    what = config.topic_pattern or ", ".join(config.topics)
+    kafka = config.kafka
+    assert kafka is not None
+    what = kafka.topic_pattern or ", ".join(kafka.topics)
     console.print(
-        f"streaming {what} from {config.kafka_bootstrap} (checkpoint {config.checkpoint})",
+        f"streaming {what} from {kafka.bootstrap} (checkpoint {config.checkpoint})",
         soft_wrap=True,
         highlight=False,
     )

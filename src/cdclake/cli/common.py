@@ -78,13 +78,16 @@ def one_line_errors(where: str) -> Iterator[None]:
 
 def validation_message(e: ValidationError) -> str:
     """A config value out of range, named as its option: ``--keep-batches: …``."""
-    from cdclake.config import MAINTENANCE_OPTIONS
+    from cdclake.config import KAFKA_OPTIONS, MAINTENANCE_OPTIONS
+
+    parts = {"maintenance": MAINTENANCE_OPTIONS, "kafka": KAFKA_OPTIONS}
+    models = {"Maintenance": "maintenance", "KafkaSource": "kafka"}
 
     def option(loc: tuple[Any, ...]) -> str:
-        if e.title == "Maintenance":  # its fields by their options' names
-            loc = ("maintenance", *loc)
-        if len(loc) == 2 and loc[0] == "maintenance" and loc[1] in MAINTENANCE_OPTIONS:
-            loc = (MAINTENANCE_OPTIONS[loc[1]],)
+        if e.title in models:  # a part's fields by their options' names
+            loc = (models[e.title], *loc)
+        if len(loc) == 2 and loc[0] in parts and loc[1] in parts[loc[0]]:
+            loc = (parts[loc[0]][loc[1]],)
         return "--" + ".".join(map(str, loc)).replace("_", "-")
 
     return "; ".join(f"{option(x['loc'])}: {x['msg']} (got {x['input']!r})" for x in e.errors())

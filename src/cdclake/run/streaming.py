@@ -79,27 +79,34 @@ def source_options(config: ApplyConfig) -> dict[str, str]:
     ...                            checkpoint="/c", target="/t"))["subscribe"]
     'a,b'
     """
-    owned = sorted(k for k in config.kafka_options if k.lower() in OWNED_OPTIONS)
+    kafka = config.kafka
+    assert kafka is not None and kafka.bootstrap is not None
+    owned = sorted(k for k in kafka.options if k.lower() in OWNED_OPTIONS)
     if owned:
         raise ConfigError(
             f"--kafka-option {owned[0]!r} is set by cdclake; use the matching cdclake option "
             "(--kafka-bootstrap, --topic, --topic-pattern, --starting-offsets, "
             "--fail-on-data-loss, --max-offsets-per-trigger)"
         )
-    assert config.kafka_bootstrap is not None
     opts = {
-        "kafka.bootstrap.servers": config.kafka_bootstrap,
+        "kafka.bootstrap.servers": kafka.bootstrap,
         "includeHeaders": "true",
-        "startingOffsets": config.starting_offsets,
-        "failOnDataLoss": str(config.fail_on_data_loss).lower(),
+        "startingOffsets": kafka.starting_offsets,
+        "failOnDataLoss": str(kafka.fail_on_data_loss).lower(),
     }
-    if config.topic_pattern:
-        opts["subscribePattern"] = config.topic_pattern
+    if kafka.topic_pattern:
+        opts["subscribePattern"] = kafka.topic_pattern
     else:
-        opts["subscribe"] = ",".join(config.topics)
-    if config.max_offsets_per_trigger is not None:
-        opts["maxOffsetsPerTrigger"] = str(config.max_offsets_per_trigger)
-    return {**opts, **config.kafka_options}
+        opts["subscribe"] = ",".join(kafka.topics)
+    if kafka.max_offsets_per_trigger is not None:
+        opts["maxOffsetsPerTrigger"] = str(kafka.max_offsets_per_trigger)
+    return {**opts, **kafka.options}
+
+
+def _limit(config: ApplyConfig) -> int:
+    """The largest Kafka record (key, value and headers) a batch takes (--max-message-bytes)."""
+    assert config.kafka is not None
+    return config.kafka.max_message_bytes
 
 
 def message_bytes() -> Column:
@@ -124,14 +131,14 @@ def _quarantine_oversize(
     any runs no job here)."""
     if not n_big:
         return 0, {}
-    big = kafka.filter(message_bytes() > config.max_message_bytes).select(
+    big = kafka.filter(message_bytes() > _limit(config)).select(
         F.col("value").cast("string").alias("raw"),
         F.struct(F.col("topic").alias("source"), F.col("partition"), F.col("offset")).alias(
             "lineage"
         ),
         sources.kafka_key(),
         sources.kafka_headers(),
-        oversize_reason(config.max_message_bytes).alias("error"),
+        oversize_reason(_limit(config)).alias("error"),
         F.lit(None).cast("string").alias("table"),
         F.lit(None).cast("string").alias("op"),
     )
@@ -140,7 +147,7 @@ def _quarantine_oversize(
         return 0, {}
     if config.fail_on_bad_input:
         first = (
-            kafka.filter(message_bytes() > config.max_message_bytes)
+            kafka.filter(message_bytes() > _limit(config))
             .orderBy("topic", "partition", "offset")
             .select("topic", "partition", "offset", message_bytes().alias("n"))
             .first()
@@ -149,7 +156,7 @@ def _quarantine_oversize(
         raise BadInputError(
             f"bad input at topic {first['topic']} partition {first['partition']} offset "
             f"{first['offset']}: message of {first['n']} bytes is over the limit of "
-            f"{config.max_message_bytes} bytes (--max-message-bytes)"
+            f"{_limit(config)} bytes (--max-message-bytes)"
         )
     spark = kafka.sparkSession
     # Its own app id: apply_changes' quarantine step uses "<app_id>/quarantine" for this batch.
@@ -174,10 +181,10 @@ def process_batch(
     """
     spark = kafka.sparkSession
     started = now()
-    stats = _BatchStats(kafka, config.max_message_bytes)
+    stats = _BatchStats(kafka, _limit(config))
     if config.fail_on_bad_input:  # a record over the limit stops the batch before any write
         _quarantine_oversize(kafka, config, app_id, batch_id, stats.computed()["big"])
-    fits = stats.observed.filter(message_bytes() <= config.max_message_bytes)
+    fits = stats.observed.filter(message_bytes() <= _limit(config))
     assert config.checkpoint is not None
     raw = sources.from_kafka_df(fits, batch_epoch(spark, config.checkpoint, batch_id))
     # the rows each table holds are counted once, when the run ends (see run_kafka)
@@ -261,11 +268,11 @@ def run_kafka(
     :class:`KafkaStreamError` when the query fails for another reason.
     """
     config.check()
-    if config.kafka_bootstrap is None:
+    if config.kafka is None or config.kafka.bootstrap is None:
         raise ConfigError("run_kafka needs kafka_bootstrap (HOST:PORT of a Kafka broker)")
     assert config.checkpoint is not None
     app_id = app_id_for(config.checkpoint)
-    latest = LatestOffsets(config.kafka_bootstrap, config.kafka_options)
+    latest = LatestOffsets(config.kafka.bootstrap, config.kafka.options)
     total = BatchResult()
     total.messages = 0
     failure: list[BaseException] = []
@@ -314,13 +321,10 @@ def _query_failure(e: StreamingQueryException, config: ApplyConfig) -> str:
     """The first lines of Spark's error, with what the query was reading."""
     text = str(e).strip()
     head = "\n".join(line for line in text.splitlines()[:6] if line.strip())
-    what = (
-        f"topic pattern {config.topic_pattern!r}"
-        if config.topic_pattern
-        else (f"topics {', '.join(config.topics)}")
-    )
+    kafka = config.kafka
+    assert kafka is not None
     return (
-        f"the Kafka query on {what} at {config.kafka_bootstrap} stopped "
+        f"the Kafka query on {kafka.subscription} at {kafka.bootstrap} stopped "
         f"(checkpoint {config.checkpoint}); restart it to resume from the last committed batch. "
         f"Spark said: {head}"
     )
