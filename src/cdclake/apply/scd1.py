@@ -262,68 +262,20 @@ def apply_keyed(
         had_tombstones = DeltaTable.isDeltaTable(spark, tomb_path)
         if deletes:
             record_tombstones(spark, target, table, source, keys, key_types, txn)
-        joined = source.withColumn("_tomb", F.lit(None).cast(source.schema["position"].dataType))
-        # tombstones written by this batch alone need no join: ``source`` has one row per key,
-        # so a key deleted here has no upsert to hold back
-        if had_tombstones:
-            tomb_pos = tombstone_positions(spark, tomb_path, keys)
-            cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
-            joined = source.join(tomb_pos, on=_and(cond), how="left").drop(
-                *[f"_t{i}" for i in range(len(keys))]
-            )
-        meta_set = {
-            POSITION_COL: "s.position",
-            OP_COL: "s.op",
-            SOURCE_TS_COL: "s.source_ts",
-            LINEAGE_COL: "s.lineage",
-        }
-        update_set = {
-            tbl.quote(c): f"CASE WHEN array_contains(s.unavailable, '{tbl.sql_string(c)}') "
-            f"THEN t.{tbl.quote(c)} ELSE s.{ROW}.{tbl.quote(c)} END"
-            for c in columns
-        }
-        insert_set = {tbl.quote(c): f"s.{ROW}.{tbl.quote(c)}" for c in columns}
-        live = f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)"
+        joined = _with_tombstones(spark, source, keys, tomb_path if had_tombstones else None)
         if empty:
-            inserts = (
-                joined.alias("s")
-                .filter(live)
-                .select(
-                    *[F.col(f"s.{ROW}")[c].alias(c) for c in columns],
-                    *[F.col(v).alias(k) for k, v in meta_set.items()],
-                )
-            )
-            with txn("merge"):
-                if create is not None:
-                    tbl.create_with_rows(inserts, path, create.schema, create.properties)
-                else:
-                    inserts.write.format("delta").mode("append").save(path)
             # the table is new, so it holds exactly the live rows
             from_commits = create is not None and not had_tombstones
+            with txn("merge"):
+                _load(joined, columns, path, create)
             n_source, ins = _initial_counts(
-                spark, joined, live, path, tomb_path if deletes else None, from_commits
+                spark, joined, LIVE, path, tomb_path if deletes else None, from_commits
             )
             upd = dele = 0
             result.rows_now = ins
         else:
-            delta = DeltaTable.forPath(spark, path)
             with txn("merge"):
-                merged = (
-                    delta.alias("t")
-                    .merge(joined.alias("s"), _key_match(keys, "t", "s"))
-                    .whenMatchedDelete(
-                        condition=f"s._kind = '{DELETE}' AND s.position > t.{POSITION_COL}"
-                    )
-                    .whenMatchedUpdate(
-                        condition=f"s._kind = '{UPSERT}' AND s.position > t.{POSITION_COL}",
-                        set={**update_set, **meta_set},
-                    )
-                    .whenNotMatchedInsert(
-                        condition=live,
-                        values={**insert_set, **meta_set},
-                    )
-                    .execute()
-                )
+                merged = _merge(spark, joined, columns, keys, path)
             ins, upd, dele = _merge_counts(merged)
             # the MERGE's commit says how many source rows it read: no count of its own
             from_commit = tbl.merge_source_rows(spark, path, (ins, upd, dele))
@@ -334,6 +286,75 @@ def apply_keyed(
         result.ignored += n_source - ins - upd - dele
     finally:
         source.unpersist()
+
+
+META_SET = {
+    POSITION_COL: "s.position",
+    OP_COL: "s.op",
+    SOURCE_TS_COL: "s.source_ts",
+    LINEAGE_COL: "s.lineage",
+}
+"""cdclake's columns of a target row, from the change that wrote it (``s``)."""
+LIVE = f"s._kind = '{UPSERT}' AND (s._tomb IS NULL OR s.position > s._tomb)"
+"""A change that leaves a row: an upsert newer than any tombstone of its key."""
+
+
+def _with_tombstones(
+    spark: SparkSession, source: DataFrame, keys: Sequence[str], tomb_path: str | None
+) -> DataFrame:
+    """``source`` with ``_tomb``: the position of its key's tombstone from earlier batches (the
+    log at ``tomb_path``; None: there is none). Tombstones written by this batch alone need no
+    join: ``source`` has one row per key, so a key deleted here has no upsert to hold back."""
+    if tomb_path is None:
+        return source.withColumn("_tomb", F.lit(None).cast(source.schema["position"].dataType))
+    tomb_pos = tombstone_positions(spark, tomb_path, keys)
+    cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
+    return source.join(tomb_pos, on=_and(cond), how="left").drop(
+        *[f"_t{i}" for i in range(len(keys))]
+    )
+
+
+def _load(joined: DataFrame, columns: list[str], path: str, create: tbl.Creation | None) -> None:
+    """An initial load: the live rows appended to a table that is empty, or created with them
+    (``create``) in one commit; nothing to match."""
+    inserts = (
+        joined.alias("s")
+        .filter(LIVE)
+        .select(
+            *[F.col(f"s.{ROW}")[c].alias(c) for c in columns],
+            *[F.col(v).alias(k) for k, v in META_SET.items()],
+        )
+    )
+    if create is not None:
+        tbl.create_with_rows(inserts, path, create.schema, create.properties)
+    else:
+        inserts.write.format("delta").mode("append").save(path)
+
+
+def _merge(
+    spark: SparkSession, joined: DataFrame, columns: list[str], keys: Sequence[str], path: str
+) -> DataFrame:
+    """The MERGE of the latest change per key: a newer delete deletes, a newer upsert updates
+    (a column whose value the source did not send keeps the target's), a live upsert of a new
+    key inserts; older changes leave the row as it is. Its metrics."""
+    update_set = {
+        tbl.quote(c): f"CASE WHEN array_contains(s.unavailable, '{tbl.sql_string(c)}') "
+        f"THEN t.{tbl.quote(c)} ELSE s.{ROW}.{tbl.quote(c)} END"
+        for c in columns
+    }
+    insert_set = {tbl.quote(c): f"s.{ROW}.{tbl.quote(c)}" for c in columns}
+    return (
+        DeltaTable.forPath(spark, path)
+        .alias("t")
+        .merge(joined.alias("s"), _key_match(keys, "t", "s"))
+        .whenMatchedDelete(condition=f"s._kind = '{DELETE}' AND s.position > t.{POSITION_COL}")
+        .whenMatchedUpdate(
+            condition=f"s._kind = '{UPSERT}' AND s.position > t.{POSITION_COL}",
+            set={**update_set, **META_SET},
+        )
+        .whenNotMatchedInsert(condition=LIVE, values={**insert_set, **META_SET})
+        .execute()
+    )
 
 
 def _initial_counts(
