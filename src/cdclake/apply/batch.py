@@ -439,24 +439,16 @@ def apply_table(
     history: HistoryOptions | None = None,
 ) -> TableResult:
     """Apply one table's changes of a batch (``ddl_defaults``: columns the batch's DDL added
-    with a default)."""
+    with a default): its layout made or brought up to date, then its rows typed and applied as
+    current state (:func:`_apply_current`) or history (:func:`apply_history`)."""
     result = TableResult(table, key_columns=keys)
     row_struct, defaults = _union_struct(schemas)
     scd_type = history.scd_type(table) if history else 1
     if scd_type == 2 and not keys:
         refuse_keyless(table)
-    extra = [] if keys else KEYLESS_FIELDS
-    meta = [*tbl.meta_fields(POSITION_TYPE), *extra]
-    if scd_type == 2:
-        meta = history_fields(POSITION_TYPE)
-    full = StructType([*row_struct.fields, *meta])
+    full, props = _layout(row_struct, keys, scd_type, stats.input_ordered)
     path = target.table_path(table)
     check_layout(spark, path, table, scd_type)
-    props = {tbl.KEY_PROPERTY: keys_to_text(keys)} if keys else {}
-    if scd_type == 2:
-        props[tbl.SCD_TYPE_PROPERTY] = "2"
-    if stats.input_ordered:
-        props[tbl.ORDERING_PROPERTY] = INPUT_ORDERED
     # an initial load of a keyed table creates it with its rows in one commit (see apply_keyed)
     initial_load = (
         scd_type == 1
@@ -498,6 +490,48 @@ def apply_table(
         where = HistoryTable(table, path, log_path, keys, empty)
         apply_history(spark, where, rows, row_struct, txn, result, history, defaults)
         return result
+    create = tbl.Creation(full, props) if initial_load else None
+    wrote = _apply_current(
+        spark, target, table, rows, row_struct, keys, txn, result, stats, created, create
+    )
+    if initial_load and not wrote:  # no write created it: the table, empty
+        tbl.sync_table(spark, path, full, props or None, defaults)
+    return result
+
+
+def _layout(
+    row_struct: StructType, keys: tuple[str, ...], scd_type: int, input_ordered: bool
+) -> tuple[StructType, dict[str, str]]:
+    """A target table's schema (the source's columns, then cdclake's) and properties."""
+    extra = [] if keys else KEYLESS_FIELDS
+    meta = [*tbl.meta_fields(POSITION_TYPE), *extra]
+    if scd_type == 2:
+        meta = history_fields(POSITION_TYPE)
+    props = {tbl.KEY_PROPERTY: keys_to_text(keys)} if keys else {}
+    if scd_type == 2:
+        props[tbl.SCD_TYPE_PROPERTY] = "2"
+    if input_ordered:
+        props[tbl.ORDERING_PROPERTY] = INPUT_ORDERED
+    return StructType([*row_struct.fields, *meta]), props
+
+
+def _apply_current(
+    spark: SparkSession,
+    target: tbl.Target,
+    table: str,
+    rows: DataFrame,
+    row_struct: StructType,
+    keys: tuple[str, ...],
+    txn: Txn,
+    result: TableResult,
+    stats: TableStats,
+    created: bool,
+    create: tbl.Creation | None,
+) -> bool:
+    """Apply typed rows as the table's current state: truncates first, then the keyed MERGE
+    (or initial load, creating the table with its rows when ``create``) or the keyless rows.
+    Whether a keyed write ran (and so created the table)."""
+    path = target.table_path(table)
     n_data = stats.changes - stats.truncates
     if stats.truncates or tbl.truncate_position(spark, path) is not None:
         rows = apply_truncates(spark, path, rows, txn, result)
@@ -507,28 +541,14 @@ def apply_table(
     else:
         n_live = n_data
     try:
-        if n_live:
-            if keys:
-                apply_keyed(
-                    spark,
-                    target,
-                    table,
-                    rows,
-                    row_struct,
-                    keys,
-                    txn,
-                    result,
-                    stats,
-                    empty=created,
-                    create=tbl.Creation(full, props) if initial_load else None,
-                )
-            else:
-                apply_keyless(spark, target, table, rows, row_struct, txn, result)
+        if n_live and keys:
+            apply_keyed(spark, target, table, rows, row_struct, keys, txn, result, stats,
+                        empty=created, create=create)  # fmt: skip
+        elif n_live:
+            apply_keyless(spark, target, table, rows, row_struct, txn, result)
     finally:
         rows.unpersist()
-    if initial_load and not (n_live and keys):  # no write created it: the table, empty
-        tbl.sync_table(spark, path, full, props or None, defaults)
-    return result
+    return bool(n_live and keys)
 
 
 def _mark_input_ordered(spark: SparkSession, path: str) -> None:
