@@ -65,89 +65,19 @@ def apply_keyless(
     txn: Txn,
     result: TableResult,
 ) -> None:
+    """Apply a keyless table's changes: each distinct row content is a multiset of copies
+    (``_cdc_dup``); a change counts as +1 or -1 copies of its content, stale ones (older than
+    the content's last write or tombstone, or re-delivered within the batch) are ignored, and
+    one MERGE sets every content's copies; a content whose copies go to 0 gets a tombstone."""
     columns = [f.name for f in row_struct.fields]
     path = target.table_path(table)
-    events = row_events(rows, columns)
-    # A re-delivery inside one batch: same content, same position, same sign, not a snapshot read.
-    w_dup = Window.partitionBy("h", "position", "sign").orderBy("seq")
-    events = events.withColumn(
-        "_redelivered", (F.col("op") != Op.READ) & (F.row_number().over(w_dup) > 1)
-    )
-    stored = (
-        spark.read.format("delta")
-        .load(path)
-        .groupBy(F.col(HASH_COL).alias("h"))
-        .agg(F.count(F.lit(1)).alias("c"), F.max(POSITION_COL).alias("p"))
-    )
     tomb_path = target.tombstone_path(table)
-    tomb_schema = StructType(
-        [
-            StructField("h", StringType()),
-            StructField(POSITION_COL, rows.schema["position"].dataType),
-            DELETED_FIELD,
-        ]
-    )
-    tombs = (
-        tbl.ensure_table(spark, tomb_path, tomb_schema)
-        .toDF()
-        .select("h", F.col(POSITION_COL).alias("tp"))
-    )
-    ev = events.join(stored, "h", "left").join(tombs, "h", "left")
-    seen = F.greatest(F.col("p"), F.col("tp"))
-    ev = ev.withColumn(
-        "_stale", F.col("_redelivered") | (seen.isNotNull() & (F.col("position") <= seen))
-    ).persist(StorageLevel.MEMORY_AND_DISK)
+    ev = _events_seen(spark, rows, columns, path, tomb_path).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         result.ignored += ev.filter("_stale").count()
-        live = ev.filter(~F.col("_stale"))
-        last = Window.partitionBy("h").orderBy(F.col("position").desc(), F.col("seq").desc())
-        per_content = (
-            live.withColumn("_rn", F.row_number().over(last))
-            .withColumn("net", F.sum("sign").over(Window.partitionBy("h")))
-            .filter("_rn = 1")
-            .select(
-                "h",
-                "position",
-                "op",
-                "source_ts",
-                "lineage",
-                ROW,
-                F.coalesce(F.col("c"), F.lit(0)).alias("c"),
-                F.greatest(F.lit(0), F.coalesce(F.col("c"), F.lit(0)) + F.col("net")).alias(
-                    "final"
-                ),
-            )
-        )
-        slots = per_content.select(
-            "*",
-            F.explode(F.sequence(F.lit(1), F.greatest(F.col("c"), F.col("final"), F.lit(1)))).alias(
-                "dup"
-            ),
-        ).filter((F.col("dup") <= F.col("c")) | (F.col("dup") <= F.col("final")))
-        meta_set: dict[str, str | Column] = {
-            POSITION_COL: "s.position",
-            OP_COL: "s.op",
-            SOURCE_TS_COL: "s.source_ts",
-            LINEAGE_COL: "s.lineage",
-        }
+        per_content = _per_content(ev.filter(~F.col("_stale")))
         with txn("merge"):
-            merged = (
-                DeltaTable.forPath(spark, path)
-                .alias("t")
-                .merge(slots.alias("s"), f"t.{HASH_COL} = s.h AND t.{DUP_COL} = s.dup")
-                .whenMatchedDelete(condition="s.dup > s.final")
-                .whenMatchedUpdate(set=meta_set)
-                .whenNotMatchedInsert(
-                    condition="s.dup <= s.final",
-                    values={
-                        **{tbl.quote(c): f"s.{ROW}.{tbl.quote(c)}" for c in columns},
-                        HASH_COL: "s.h",
-                        DUP_COL: "s.dup",
-                        **meta_set,
-                    },
-                )
-                .execute()
-            )
+            merged = _merge_copies(spark, per_content, columns, path)
         row = merged.first()
         if row is not None:
             result.inserted += int(row["num_inserted_rows"] or 0)
@@ -169,3 +99,98 @@ def apply_keyless(
             )
     finally:
         ev.unpersist()
+
+
+def _events_seen(
+    spark: SparkSession, rows: DataFrame, columns: list[str], path: str, tomb_path: str
+) -> DataFrame:
+    """Each change as a signed event of its content hash ``h``, with the content's stored
+    copies ``c``, their newest position ``p``, its tombstone's ``tp`` and whether it is
+    ``_stale``."""
+    events = row_events(rows, columns)
+    # A re-delivery inside one batch: same content, same position, same sign, not a snapshot read.
+    w_dup = Window.partitionBy("h", "position", "sign").orderBy("seq")
+    events = events.withColumn(
+        "_redelivered", (F.col("op") != Op.READ) & (F.row_number().over(w_dup) > 1)
+    )
+    stored = (
+        spark.read.format("delta")
+        .load(path)
+        .groupBy(F.col(HASH_COL).alias("h"))
+        .agg(F.count(F.lit(1)).alias("c"), F.max(POSITION_COL).alias("p"))
+    )
+    tomb_schema = StructType(
+        [
+            StructField("h", StringType()),
+            StructField(POSITION_COL, rows.schema["position"].dataType),
+            DELETED_FIELD,
+        ]
+    )
+    tombs = (
+        tbl.ensure_table(spark, tomb_path, tomb_schema)
+        .toDF()
+        .select("h", F.col(POSITION_COL).alias("tp"))
+    )
+    ev = events.join(stored, "h", "left").join(tombs, "h", "left")
+    seen = F.greatest(F.col("p"), F.col("tp"))
+    return ev.withColumn(
+        "_stale", F.col("_redelivered") | (seen.isNotNull() & (F.col("position") <= seen))
+    )
+
+
+def _per_content(live: DataFrame) -> DataFrame:
+    """Per content hash: its newest live change and the copies it ends with (``final``: the
+    stored copies ``c`` plus the signed events, at least 0)."""
+    last = Window.partitionBy("h").orderBy(F.col("position").desc(), F.col("seq").desc())
+    return (
+        live.withColumn("_rn", F.row_number().over(last))
+        .withColumn("net", F.sum("sign").over(Window.partitionBy("h")))
+        .filter("_rn = 1")
+        .select(
+            "h",
+            "position",
+            "op",
+            "source_ts",
+            "lineage",
+            ROW,
+            F.coalesce(F.col("c"), F.lit(0)).alias("c"),
+            F.greatest(F.lit(0), F.coalesce(F.col("c"), F.lit(0)) + F.col("net")).alias("final"),
+        )
+    )
+
+
+def _merge_copies(
+    spark: SparkSession, per_content: DataFrame, columns: list[str], path: str
+) -> DataFrame:
+    """One MERGE over copy slots 1..max(c, final) of each content: a slot past ``final`` is
+    deleted, a kept one takes the newest change's metadata, a missing one is inserted. Its
+    metrics."""
+    slots = per_content.select(
+        "*",
+        F.explode(F.sequence(F.lit(1), F.greatest(F.col("c"), F.col("final"), F.lit(1)))).alias(
+            "dup"
+        ),
+    ).filter((F.col("dup") <= F.col("c")) | (F.col("dup") <= F.col("final")))
+    meta_set: dict[str, str | Column] = {
+        POSITION_COL: "s.position",
+        OP_COL: "s.op",
+        SOURCE_TS_COL: "s.source_ts",
+        LINEAGE_COL: "s.lineage",
+    }
+    return (
+        DeltaTable.forPath(spark, path)
+        .alias("t")
+        .merge(slots.alias("s"), f"t.{HASH_COL} = s.h AND t.{DUP_COL} = s.dup")
+        .whenMatchedDelete(condition="s.dup > s.final")
+        .whenMatchedUpdate(set=meta_set)
+        .whenNotMatchedInsert(
+            condition="s.dup <= s.final",
+            values={
+                **{tbl.quote(c): f"s.{ROW}.{tbl.quote(c)}" for c in columns},
+                HASH_COL: "s.h",
+                DUP_COL: "s.dup",
+                **meta_set,
+            },
+        )
+        .execute()
+    )
