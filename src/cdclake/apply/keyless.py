@@ -25,8 +25,8 @@ from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from cdclake.apply import tables as tbl
 from cdclake.apply.results import TableResult, Txn
-from cdclake.apply.scd1 import DELETED_FIELD, ROW
-from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
+from cdclake.apply.scd1 import DELETED_FIELD, META_SET, ROW
+from cdclake.model import POSITION_COL, Op
 from cdclake.target_layout import DELETED_AT
 
 HASH_COL = "_cdc_row_hash"
@@ -171,12 +171,7 @@ def _merge_copies(
             "dup"
         ),
     ).filter((F.col("dup") <= F.col("c")) | (F.col("dup") <= F.col("final")))
-    meta_set: dict[str, str | Column] = {
-        POSITION_COL: "s.position",
-        OP_COL: "s.op",
-        SOURCE_TS_COL: "s.source_ts",
-        LINEAGE_COL: "s.lineage",
-    }
+    meta_set: dict[str, str | Column] = {**META_SET}
     return (
         DeltaTable.forPath(spark, path)
         .alias("t")
