@@ -8,10 +8,18 @@ import typer
 
 from cdclake import formats
 from cdclake.cli.common import (
+    AvailableNow,
     BatchesRetention,
+    Checkpoint,
+    Inputs,
+    KafkaOptions,
     KeepBatches,
     MasterOption,
+    MoreInputs,
+    PrimaryKeys,
     QuarantineRetention,
+    SourceTimezone,
+    Tinyint1AsBoolean,
     TombstoneRetention,
     VerboseOption,
     _spark,
@@ -36,12 +44,10 @@ if TYPE_CHECKING:
 @app.command()
 def apply(
     target: Annotated[str, typer.Option(help="Folder of the Delta tables")],
-    inputs: Annotated[
-        list[str] | None, typer.Option("--input", help="JSON-lines file or dir")
-    ] = None,
-    more: Annotated[list[str] | None, typer.Argument(help="More input paths")] = None,
+    inputs: Inputs = None,
+    more: MoreInputs = None,
     format: Annotated[str, typer.Option(help=f"{formats.choices()} (per message)")] = "debezium",
-    primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
+    primary_key: PrimaryKeys = None,
     scd_type: Annotated[
         list[str] | None, typer.Option(help="1 or 2 (history), or TABLE=1|2 (globs allowed)")
     ] = None,
@@ -52,8 +58,8 @@ def apply(
         list[str] | None, typer.Option(help="SCD2: TABLE=COL[,COL] only update in place")
     ] = None,
     stream: Annotated[bool, typer.Option(help="Run as a Structured Streaming query")] = False,
-    checkpoint: Annotated[str | None, typer.Option(help="Streaming checkpoint folder")] = None,
-    available_now: Annotated[bool, typer.Option(help="Process what is there, then exit")] = False,
+    checkpoint: Checkpoint = None,
+    available_now: AvailableNow = False,
     fail_on_bad_input: Annotated[bool, typer.Option(help="Stop at the first bad record")] = False,
     parallel_tables: Annotated[
         int, typer.Option(min=1, help="Apply up to N tables of a batch at once")
@@ -63,8 +69,8 @@ def apply(
     map_table: Annotated[
         list[str] | None, typer.Option(help="SOURCE=TARGET: write a source table under a new name")
     ] = None,
-    tinyint1_as_boolean: Annotated[bool, typer.Option(help="MySQL tinyint(1) as BOOLEAN")] = False,
-    source_timezone: Annotated[str, typer.Option(help="Zone of zone-less source times")] = "UTC",
+    tinyint1_as_boolean: Tinyint1AsBoolean = False,
+    source_timezone: SourceTimezone = "UTC",
     drop_column: Annotated[str, typer.Option(help="DROP COLUMN policy: keep or drop")] = "keep",
     drop_table: Annotated[str, typer.Option(help="DROP TABLE policy: keep or drop")] = "keep",
     rename_table: Annotated[
@@ -92,10 +98,7 @@ def apply(
     max_message_bytes: Annotated[
         int, typer.Option(min=1, help="Quarantine larger records (key + value) unparsed")
     ] = 10 * 1024 * 1024,
-    kafka_option: Annotated[
-        list[str] | None,
-        typer.Option(help="KEY=VALUE for Spark's Kafka source, e.g. kafka.security.protocol=SSL"),
-    ] = None,
+    kafka_option: KafkaOptions = None,
     binary_encoding: Annotated[
         str, typer.Option(help="Binary values of canal/CKafka: latin1 (canal's), base64 or hex")
     ] = "latin1",

@@ -27,6 +27,9 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     help="Land database change streams in Delta Lake tables with Apache Spark.",
+    # help as click writes it: option names whole, their texts wrapped, at any width (rich's
+    # panels cut a long name such as --track-history-except-columns short at 80 columns)
+    rich_markup_mode=None,
 )
 # Piped output (CI logs, files) gets wide tables instead of rich's 80-column default.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -126,6 +129,24 @@ MasterOption = Annotated[
 ]
 VerboseOption = Annotated[
     bool, typer.Option(help="Show Spark's own output (else in $CDCLAKE_CACHE/logs)")
+]
+# Options of several commands, declared once so that they read and behave alike
+Inputs = Annotated[
+    list[str] | None, typer.Option("--input", help="JSON-lines file or dir (repeatable)")
+]
+MoreInputs = Annotated[list[str] | None, typer.Argument(help="More input paths")]
+PrimaryKeys = Annotated[
+    list[str] | None, typer.Option("--primary-key", help="TABLE=COL[,COL] (repeatable)")
+]
+Tinyint1AsBoolean = Annotated[bool, typer.Option(help="MySQL tinyint(1) as BOOLEAN")]
+SourceTimezone = Annotated[
+    str, typer.Option(help="Zone of zone-less source times (canal/CKafka text, TIME)")
+]
+Checkpoint = Annotated[str | None, typer.Option(help="Streaming checkpoint folder")]
+AvailableNow = Annotated[bool, typer.Option(help="Streams: process what is there, then exit")]
+KafkaOptions = Annotated[
+    list[str] | None,
+    typer.Option("--kafka-option", help="KEY=VALUE for Spark's Kafka source or sink (repeatable)"),
 ]
 # What maintenance keeps of cdclake's own records: `cdclake maintain`, and `cdclake apply` for a
 # stream's own maintenance (--maintain-every)

@@ -25,7 +25,20 @@ import typer
 from rich.markup import escape
 
 from cdclake import formats
-from cdclake.cli.common import _spark, app, console, err, one_line_errors
+from cdclake.cli.common import (
+    AvailableNow,
+    Checkpoint,
+    Inputs,
+    KafkaOptions,
+    MoreInputs,
+    PrimaryKeys,
+    SourceTimezone,
+    _spark,
+    app,
+    console,
+    err,
+    one_line_errors,
+)
 from cdclake.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -56,15 +69,10 @@ UpdatePairs = Annotated[
 Heartbeat = Annotated[
     int | None, typer.Option(min=1, help="DataWorks: an MHEARTBEAT per this many ms")
 ]
-Zone = Annotated[str, typer.Option(help="canal/CKafka: zone of timestamp text and TIME")]
 Output = Annotated[str | None, typer.Option(help="Write JSON-lines files into this folder")]
 Bootstrap = Annotated[str | None, typer.Option(help="Kafka HOST:PORT to write to (and read)")]
 ToTopic = Annotated[
     str, typer.Option(help="Output topic template: {db}, {schema}, {table}, {source}")
-]
-Checkpoint = Annotated[str | None, typer.Option(help="Streaming checkpoint folder")]
-KafkaOption = Annotated[
-    list[str] | None, typer.Option(help="KEY=VALUE for Spark's Kafka sink/source")
 ]
 
 
@@ -173,10 +181,8 @@ def convert(
     from_: Annotated[
         str, typer.Option("--from", help="Input format, or auto (per message)")
     ] = "auto",
-    inputs: Annotated[
-        list[str] | None, typer.Option("--input", help="JSON-lines file or dir")
-    ] = None,
-    more: Annotated[list[str] | None, typer.Argument(help="More input paths")] = None,
+    inputs: Inputs = None,
+    more: MoreInputs = None,
     output: Annotated[
         str | None,
         typer.Option(help="Folder of the JSON-lines files (quarantine: <output>_quarantine)"),
@@ -185,7 +191,7 @@ def convert(
     topic: Annotated[list[str] | None, typer.Option(help="Kafka topic to read")] = None,
     to_topic: ToTopic = "{source}",
     checkpoint: Checkpoint = None,
-    available_now: Annotated[bool, typer.Option(help="Kafka: process what is there, exit")] = False,
+    available_now: AvailableNow = False,
     connector: SourceConnector = None,
     schemas: Schemas = True,
     key_schemas: KeySchemas = True,
@@ -193,9 +199,9 @@ def convert(
     server_name: ServerName = "cdclake",
     update_pairs: UpdatePairs = True,
     heartbeat_interval_ms: Heartbeat = None,
-    source_timezone: Zone = "UTC",
-    primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
-    kafka_option: KafkaOption = None,
+    source_timezone: SourceTimezone = "UTC",
+    primary_key: PrimaryKeys = None,
+    kafka_option: KafkaOptions = None,
 ) -> None:
     """Re-encode change events in another format: files to files, or Kafka to Kafka.
 
@@ -345,9 +351,7 @@ def publish(
     to_topic: ToTopic = "{source}",
     stream: Annotated[bool, typer.Option(help="Keep publishing new commits")] = False,
     checkpoint: Checkpoint = None,
-    available_now: Annotated[
-        bool, typer.Option(help="Stream: publish what is there, exit")
-    ] = False,
+    available_now: AvailableNow = False,
     connector: Connector_ = "postgresql",
     schemas: Schemas = True,
     key_schemas: KeySchemas = True,
@@ -355,8 +359,8 @@ def publish(
     server_name: ServerName = "cdclake",
     update_pairs: UpdatePairs = True,
     heartbeat_interval_ms: Heartbeat = None,
-    source_timezone: Zone = "UTC",
-    kafka_option: KafkaOption = None,
+    source_timezone: SourceTimezone = "UTC",
+    kafka_option: KafkaOptions = None,
 ) -> None:
     """Publish a Delta table's Change Data Feed as change events of a format."""
     from cdclake.run import produce

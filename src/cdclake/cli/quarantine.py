@@ -9,13 +9,23 @@ import typer
 from rich.table import Table
 
 from cdclake import formats
-from cdclake.cli.common import _spark, app, console, one_line_errors
+from cdclake.cli.common import (
+    PrimaryKeys,
+    SourceTimezone,
+    Tinyint1AsBoolean,
+    _spark,
+    app,
+    console,
+    one_line_errors,
+)
 
 if TYPE_CHECKING:
     from cdclake.ops.quarantine import Selection
 
 quarantine_app = typer.Typer(
-    no_args_is_help=True, help="Inspect the quarantine and replay what is in it."
+    rich_markup_mode=None,
+    no_args_is_help=True,
+    help="Inspect the quarantine and replay what is in it.",
 )
 app.add_typer(quarantine_app, name="quarantine")
 
@@ -94,9 +104,9 @@ def replay(
     table: TableGlob = None,
     since: Since = None,
     format: Annotated[str, typer.Option(help=f"{formats.choices()} (per message)")] = "auto",
-    primary_key: Annotated[list[str] | None, typer.Option(help="TABLE=COL[,COL]")] = None,
-    tinyint1_as_boolean: Annotated[bool, typer.Option(help="MySQL tinyint(1) as BOOLEAN")] = False,
-    source_timezone: Annotated[str, typer.Option(help="Zone of zone-less source times")] = "UTC",
+    primary_key: PrimaryKeys = None,
+    tinyint1_as_boolean: Tinyint1AsBoolean = False,
+    source_timezone: SourceTimezone = "UTC",
 ) -> None:
     """Decode and apply the selected records again with these options; those that now apply
     leave the quarantine, the others stay with their new reason. Exactly once if interrupted."""
