@@ -30,7 +30,7 @@ test: bootstrap
 
 # Both checks run even when the first fails, so one run shows every problem.
 lint: bootstrap
-	$(ENV) status=0; ruff check src tests || status=1; mypy || status=1; exit $$status
+	$(ENV) status=0; ruff check src tests bench || status=1; mypy || status=1; mypy bench || status=1; exit $$status
 
 # A broker for trying things by hand: 127.0.0.1:$${KAFKA_PORT:-19092}.
 kafka-start:

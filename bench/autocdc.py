@@ -51,7 +51,7 @@ class AutoCdc:
         jvm = spark.sparkContext._jvm
         assert jvm is not None
         package = jvm.org.apache.spark.sql.connect.service
-        package.SparkConnectService.start(spark._jsc.sc())  # type: ignore[union-attr]
+        package.SparkConnectService.start(spark._jsc.sc())
         # the Scala object's accessor (no static forwarder): the port the service did bind
         port = getattr(getattr(package, "SparkConnectService$"), "MODULE$").localPort()
         from pyspark.sql.connect.session import SparkSession as ConnectSession

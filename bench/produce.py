@@ -13,6 +13,7 @@ events per second. Keep N at 10^4-10^5 on a shared machine; 10^6 is the lead's r
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import tempfile
 import time
@@ -89,7 +90,7 @@ def main() -> None:
             summary[f"publish_{fmt}_eps"] = _time(
                 f"publish {fmt}",
                 events,
-                lambda good=good, fmt=fmt: _sink(good, bootstrap, f"p-{fmt}"),
+                functools.partial(_sink, good, bootstrap, f"p-{fmt}"),
             )
             lines = good.select(
                 produce.record_line(good).alias("line"),
@@ -106,7 +107,7 @@ def main() -> None:
             summary[f"convert_{fmt}_to_{target}_eps"] = _time(
                 f"convert {fmt} -> {target}",
                 events,
-                lambda c=converted, fmt=fmt: _sink(c, bootstrap, f"c-{fmt}"),
+                functools.partial(_sink, converted, bootstrap, f"c-{fmt}"),
             )
             lines.unpersist()
     print(json.dumps({k: round(v) for k, v in summary.items()}))

@@ -96,7 +96,7 @@ def _find(
 def _ratio(a: dict[str, Any] | None, b: dict[str, Any] | None) -> float | None:
     if not a or not b or not a.get("eps") or not b.get("eps"):
         return None
-    return round(a["eps"] / b["eps"], 3)
+    return round(float(a["eps"]) / float(b["eps"]), 3)
 
 
 def targets(
@@ -246,7 +246,9 @@ def build(
         d = m.as_dict()
         d["profile"] = _profile_for(m, profile)
         rows.append(d)
-    fmts = sorted({r["format"] for r in rows if r["status"] == "ok"}, key=lambda f: (f != HEAVY, f))
+    fmts: list[str] = sorted(
+        {str(r["format"]) for r in rows if r["status"] == "ok"}, key=lambda f: (f != HEAVY, f)
+    )
     n = max(args.events)
 
     def eps(contender: str) -> float | None:

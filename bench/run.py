@@ -8,6 +8,7 @@ them to ``bench/results/latest.*``) and prints one JSON line with the headline n
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shutil
@@ -446,7 +447,7 @@ class Bench:
 
     def copy_probe(self, fmt: str, table: str) -> Path:
         """Keep the first table cdclake made for ``fmt``: pre-filled tables copy its schema."""
-        dst = self.work / "probe" / fmt
+        dst: Path = self.work / "probe" / fmt
         if not dst.exists():
             tables.copy_table(Path(table), dst)
         return dst
@@ -487,7 +488,7 @@ class Bench:
                 "merge-scaling",
                 "debezium",
                 nb,
-                lambda path=path, lake=lake: C.apply(sp, path, "debezium", lake),
+                functools.partial(C.apply, sp, path, "debezium", lake),
                 table_rows=rows,
                 setup=fill,
             )
@@ -499,9 +500,9 @@ class Bench:
                 "merge-scaling-recipe",
                 "debezium",
                 nb,
-                lambda path=path, rt=rt: C.recipe(sp, path, rt),
+                functools.partial(C.recipe, sp, path, rt),
                 table_rows=rows,
-                setup=lambda _, rbase=rbase, rt=rt: tables.copy_table(rbase, rt),
+                setup=functools.partial(_copy_for, rbase, rt),
             )
 
     def run(self) -> dict[str, object]:
@@ -564,6 +565,11 @@ def main(argv: list[str] | None = None) -> int:
     log(f"report: {bench.out / 'report.md'}")
     print(json.dumps(summary["headline"]), flush=True)
     return 0
+
+
+def _copy_for(src: Path, dst: Path, _repeat: int) -> None:
+    """A measurement's setup: a fresh copy of ``src`` at ``dst`` before each repeat."""
+    tables.copy_table(src, dst)
 
 
 if __name__ == "__main__":

@@ -205,7 +205,7 @@ def _mean(xs: list[float]) -> float | None:
 
 
 def _default_keep_batches() -> int:
-    from cdclake.ops.maintain import KEEP_BATCHES
+    from cdclake.target_layout import KEEP_BATCHES
 
     return KEEP_BATCHES
 

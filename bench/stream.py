@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.sql.streaming.listener import StreamingQueryListener
 
 from bench import contenders as C
 from bench import data, tables
@@ -151,11 +151,10 @@ def _recorded(run: Callable[[], None], runs: RunIds, info: dict[str, Any]) -> C.
 
 
 def _config(bootstrap: str, topic: str, work: Path, **kw: Any) -> Any:
-    from cdclake.config import ApplyConfig
+    from cdclake.config import ApplyConfig, KafkaSource
 
     return ApplyConfig(
-        kafka_bootstrap=bootstrap,
-        topics=(topic,),
+        kafka=KafkaSource(bootstrap=bootstrap, topics=(topic,)),
         checkpoint=str(work / "chk"),
         target=str(work / "lake"),
         **kw,
@@ -241,7 +240,7 @@ def run_cases(bench: Bench, n: int) -> None:
                 "debezium",
                 n,
                 lambda: stream_apply(sp, bootstrap, topic, w, info, runs),
-                setup=lambda _: [tables.remove(w / "lake"), tables.remove(w / "chk")],
+                setup=lambda _: tables.remove(w / "lake", w / "chk"),
             )
             rows = table_rows(sp, w / "lake") if m.status == "ok" else None
             m.extra.update(info, rows=rows, expected_rows=expected, produce_eps=produce_eps)
@@ -252,7 +251,7 @@ def run_cases(bench: Bench, n: int) -> None:
                 "debezium",
                 n,
                 lambda: stream_recipe(sp, bootstrap, topic, w, rinfo, runs),
-                setup=lambda _: [tables.remove(w / "recipe"), tables.remove(w / "recipe-chk")],
+                setup=lambda _: tables.remove(w / "recipe", w / "recipe-chk"),
             )
             rows = C.rows_of(sp, w / "recipe") if r.status == "ok" else None
             r.extra.update(rinfo, rows=rows, expected_rows=expected)

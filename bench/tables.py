@@ -48,7 +48,8 @@ def build_like(spark: SparkSession, probe_path: str, path: Path, rows: int) -> N
         return
     probe = DeltaTable.forPath(spark, probe_path)
     schema: StructType = probe.toDF().schema
-    props = probe.detail().select("properties").first()[0] or {}
+    detail = probe.detail().select("properties").first()
+    props = (detail[0] if detail is not None else None) or {}
     builder = DeltaTable.create(spark).location(str(path)).addColumns(schema)
     for k, v in props.items():
         builder = builder.property(k, v)
@@ -96,6 +97,7 @@ def copy_table(src: Path, dst: Path) -> None:
     subprocess.run(["cp", "-r", str(src), str(dst)], check=True)
 
 
-def remove(path: Path) -> None:
-    if path.exists():
-        shutil.rmtree(path)
+def remove(*paths: Path) -> None:
+    for path in paths:
+        if path.exists():
+            shutil.rmtree(path)
