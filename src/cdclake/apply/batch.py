@@ -205,17 +205,8 @@ def apply_changes(
         keep = keep | F.col("error").eqNullSafe(NEW_SCHEMA)
     if keep is not None:
         changes = changes.withColumn("_keep", keep)
-    changes = _with_record_fields(changes)
-    with_raw = changes  # a refused table's changes are quarantined with their raw message
-    # the raw message (and a Kafka record's key and headers) are only kept for quarantine: good
-    # rows need not carry them in the cache
-    changes = changes.withColumns(
-        {
-            name: F.when(F.col("error").isNotNull(), F.col(name))
-            for name in ("raw", *_KEY_AND_HEADERS)
-        }
-    )
-    cached = changes = changes.persist(StorageLevel.MEMORY_AND_DISK)
+    with_raw = changes = _with_record_fields(changes)  # a refused table's are quarantined raw
+    cached = changes = _lean(changes).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         if keep is not None:
             result.excluded = changes.filter(~F.col("_keep")).count()
@@ -264,6 +255,17 @@ def apply_changes(
         cached.unpersist()
         release(decoded)
     return result
+
+
+def _lean(changes: DataFrame) -> DataFrame:
+    """The raw message (and a Kafka record's key and headers) only where a change is bad: they
+    are kept for the quarantine, and good rows need not carry them in the batch's cache."""
+    return changes.withColumns(
+        {
+            name: F.when(F.col("error").isNotNull(), F.col(name))
+            for name in ("raw", *_KEY_AND_HEADERS)
+        }
+    )
 
 
 def _data_tables(per_op: list[Row], result: BatchResult) -> dict[str, list[Row]]:
