@@ -310,54 +310,11 @@ class DebeziumFormat(Format):
         return self._envelope(raw, images)
 
     def _envelope(self, raw: DataFrame, images: StructType | None) -> DataFrame:
-        parsed = parse_value(raw, _value_type(images), record_fields=True)
-        v = F.col("_v")
-        # the body (the payload, or the value itself without the schema envelope), the op, the
-        # position and the table are computed once, in projections of their own: each is read
-        # by several columns, some inside conditional branches, where Spark would evaluate it
-        # again per reference
-        bare = F.struct(*[v[n].alias(n) for n, _ in _BODY])
-        staged = parsed.select(
-            *[c for c in parsed.columns if c != "_v"],
-            v["_malformed"].alias("_malformed"),
-            v.isNull().alias("_null"),
-            v["schema"]["fields"].alias("_schema_fields"),
-            F.when(v["payload"].isNotNull(), v["payload"]).otherwise(bare).alias("_b"),
-            v["payload"].isNotNull().alias("_enveloped"),
-            v["schema"]["name"].alias("_schema_name"),
-            _parsed_key(F.col("key")).alias("_key"),
-        )
-        b = F.col("_b")
-        headers = F.col("headers")
-        tombstone = F.col(TOMBSTONE)
-        # flattened by ExtractNewRecordState (see debezium_flat): a row, or a delete's tombstone
-        # marked by the header __op: d; its source is made of the added fields
-        staged = staged.withColumns(
-            {
-                "_flat": ~tombstone & flat.is_flattened(b, headers, F.col("_schema_name")),
-                "_flat_delete": tombstone & headers[f"{flat.PREFIX}op"].eqNullSafe("d"),
-            }
-        )
+        staged = _staged(raw, images)
+        b, headers, tombstone, src = F.col("_b"), F.col("headers"), F.col(TOMBSTONE), F.col("_src")
         is_flat = F.col("_flat") | F.col("_flat_delete")
-        staged = staged.withColumn(
-            "_src", F.when(is_flat, flat.source(b, headers)).otherwise(b["source"])
-        )
-        src = F.col("_src")
-        op_code = F.when(F.col("_flat"), flat.added(b, headers, "op")).otherwise(b["op"])
+        op_code = _op_code(b, headers)
         status = b["status"]
-        total_order = F.when(is_flat, flat.added(b, headers, "total_order")).otherwise(
-            b["transaction"]["total_order"]
-        )
-        staged = staged.withColumns(
-            {
-                "_op": _op(b, headers, op_code, src),
-                "_pos": _position(src, total_order),
-                "_table": F.coalesce(
-                    _table(src),
-                    F.when(is_flat, flat.table(F.col("_schema_name"), flat.topic())),
-                ),
-            }
-        )
         body = {f: b[f] for f, _ in _BODY}
         fields = F.col("_schema_fields")
         token = F.when(F.col("_flat"), flat.schema_token(F.col("_enveloped"))).otherwise(
@@ -509,4 +466,59 @@ def _meta(src: Column, body: dict[str, Column]) -> Column:
             _source_id(src, F.col("key")),
             F.when(src.isNotNull() & _input_ordered(src), F.lit(INPUT_ORDERED)),
         ),
+    )
+
+
+def _op_code(b: Column, headers: Column) -> Column:
+    """The op as the message writes it: ``op``, or a flattened row's ``__op``."""
+    return F.when(F.col("_flat"), flat.added(b, headers, "op")).otherwise(b["op"])
+
+
+def _staged(raw: DataFrame, images: StructType | None) -> DataFrame:
+    """The parsed messages with what several columns of the envelope read: the body (``_b``:
+    the payload, or the value itself without the schema envelope), whether it is a flattened
+    row (``_flat``, ``_flat_delete``), its source block (``_src``), op, position and table.
+    Each is computed once, in a projection of its own: read inside conditional branches,
+    Spark would evaluate it again per reference."""
+    parsed = parse_value(raw, _value_type(images), record_fields=True)
+    v = F.col("_v")
+    bare = F.struct(*[v[n].alias(n) for n, _ in _BODY])
+    staged = parsed.select(
+        *[c for c in parsed.columns if c != "_v"],
+        v["_malformed"].alias("_malformed"),
+        v.isNull().alias("_null"),
+        v["schema"]["fields"].alias("_schema_fields"),
+        F.when(v["payload"].isNotNull(), v["payload"]).otherwise(bare).alias("_b"),
+        v["payload"].isNotNull().alias("_enveloped"),
+        v["schema"]["name"].alias("_schema_name"),
+        _parsed_key(F.col("key")).alias("_key"),
+    )
+    b = F.col("_b")
+    headers = F.col("headers")
+    tombstone = F.col(TOMBSTONE)
+    # flattened by ExtractNewRecordState (see debezium_flat): a row, or a delete's tombstone
+    # marked by the header __op: d; its source is made of the added fields
+    staged = staged.withColumns(
+        {
+            "_flat": ~tombstone & flat.is_flattened(b, headers, F.col("_schema_name")),
+            "_flat_delete": tombstone & headers[f"{flat.PREFIX}op"].eqNullSafe("d"),
+        }
+    )
+    is_flat = F.col("_flat") | F.col("_flat_delete")
+    staged = staged.withColumn(
+        "_src", F.when(is_flat, flat.source(b, headers)).otherwise(b["source"])
+    )
+    src = F.col("_src")
+    total_order = F.when(is_flat, flat.added(b, headers, "total_order")).otherwise(
+        b["transaction"]["total_order"]
+    )
+    return staged.withColumns(
+        {
+            "_op": _op(b, headers, _op_code(b, headers), src),
+            "_pos": _position(src, total_order),
+            "_table": F.coalesce(
+                _table(src),
+                F.when(is_flat, flat.table(F.col("_schema_name"), flat.topic())),
+            ),
+        }
     )
