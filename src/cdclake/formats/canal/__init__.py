@@ -80,7 +80,6 @@ _VALUE = (
 )
 
 
-
 def _before_image(row: Column, old: Column) -> Column:
     """``data[i]`` overlaid with ``old[i]``: a key of ``old`` wins even when its value is null."""
     overlaid = F.map_zip_with(
@@ -143,34 +142,7 @@ class CanalFormat(Format):
         )
         pk = F.coalesce(v["pkNames"], F.array().cast("array<string>"))
         needs_table = is_row | (kind == "TRUNCATE")
-        error = (
-            F.when(v["_malformed"].isNotNull() | v.isNull(), F.lit("not valid JSON"))
-            .when(kind.isNull(), F.lit("not a canal flat message: no 'type' field"))
-            .when(
-                op.isNull(),
-                F.concat(
-                    F.lit("unknown canal type '"),
-                    kind,
-                    F.lit(f"' (expected one of {', '.join(TYPES)})"),
-                ),
-            )
-            .when(
-                needs_table & table.isNull(),
-                F.concat(F.lit("canal "), kind, F.lit(" message without database/table")),
-            )
-            .when(
-                is_row & row.isNull(),
-                F.concat(F.lit("canal "), kind, F.lit(" message without rows in 'data'")),
-            )
-            .when(
-                needs_table & v["es"].isNotNull() & es.isNull(),
-                F.concat(
-                    F.lit("canal es '"),
-                    F.coalesce(v["es"], F.lit("null")),
-                    F.lit("' is not a binlog time in ms: cannot order the change"),
-                ),
-            )
-        )
+        error = _error(v, op, table, row, es)
         detail = F.when(op.isin(Op.DDL, Op.TRUNCATE), v["sql"]).when(
             op == Op.COMMIT, F.coalesce(v["gtid"], v["sql"])
         )
@@ -242,3 +214,39 @@ def mysql_column_specs(schema_token: str, options: DecodeOptions) -> list[Column
         except DecodeError as e:
             raise DecodeError(f"column {name}: {e}") from None
     return specs
+
+
+def _error(v: Column, op: Column, table: Column, row: Column, es: Column) -> Column:
+    """Why a canal message (``v``, parsed) is no change: not JSON, no or an unknown type, a
+    row or truncate without its table or rows, an ``es`` that is no time in ms."""
+    kind = v["type"]
+    is_row = kind.isin(*ROW_TYPES)
+    needs_table = is_row | (kind == "TRUNCATE")
+    return (
+        F.when(v["_malformed"].isNotNull() | v.isNull(), F.lit("not valid JSON"))
+        .when(kind.isNull(), F.lit("not a canal flat message: no 'type' field"))
+        .when(
+            op.isNull(),
+            F.concat(
+                F.lit("unknown canal type '"),
+                kind,
+                F.lit(f"' (expected one of {', '.join(TYPES)})"),
+            ),
+        )
+        .when(
+            needs_table & table.isNull(),
+            F.concat(F.lit("canal "), kind, F.lit(" message without database/table")),
+        )
+        .when(
+            is_row & row.isNull(),
+            F.concat(F.lit("canal "), kind, F.lit(" message without rows in 'data'")),
+        )
+        .when(
+            needs_table & v["es"].isNotNull() & es.isNull(),
+            F.concat(
+                F.lit("canal es '"),
+                F.coalesce(v["es"], F.lit("null")),
+                F.lit("' is not a binlog time in ms: cannot order the change"),
+            ),
+        )
+    )
