@@ -174,6 +174,38 @@ def _payload(before: Column, after: Column, sequence: Column, op: Column, ddl: C
     )
 
 
+def _schema(g: E.RowGroup) -> Column:
+    """A message's ``schema``: its columns with their DataWorks types, its primary key and its
+    source."""
+    columns = [{"name": f.name, "type": _TYPES[type(f.dataType)]} for f in g.columns.fields]
+    # a table without primary key: the row id column identifies rows, primaryKey is null
+    keys = list(g.key_columns) if list(g.key_columns) != [ROW_ID] else None
+    schema_text = (
+        json.dumps({"dataColumn": columns, "primaryKey": keys}, separators=(",", ":"))[:-1]
+        + ',"source":'
+    )
+    return F.concat(F.lit(schema_text), _source(g.table), F.lit("}"))
+
+
+def _images(g: E.RowGroup, before: Column, after: Column) -> tuple[dict[str, Column], list[Column]]:
+    """The before and after images as DataWorks writes them (``{"dataColumn": {…}}``), and per
+    column the error of a value that does not fit its type."""
+    images, errors = {}, []
+    for name, row in (("before", before), ("after", after)):
+        values = []
+        for f in g.columns.fields:
+            value, error = _value(f.dataType, row[f.name])
+            values.append(value.alias(f.name))
+            # ``error`` is a Column: concatenated, not formatted into the text
+            errors.append(
+                F.concat(
+                    F.lit(f"column {f.name}: a "), error, F.lit(" value does not fit DATE (ms)")
+                )
+            )
+        images[name] = F.when(row.isNotNull(), F.struct(F.struct(*values).alias("dataColumn")))
+    return images, errors
+
+
 def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
     """Canonical changes -> DataWorks messages (:data:`.._encode.MESSAGE_SCHEMA`)."""
     changes = E.map_positions(changes, spells(), E.plain_sequence, options.epoch)
@@ -186,27 +218,8 @@ def encode(changes: DataFrame, options: E.EncodeOptions) -> DataFrame:
             return F.lit(None), F.lit(
                 f"column {f.name}: type {f.dataType.simpleString()} has no DataWorks type"
             )
-        columns = [{"name": f.name, "type": _TYPES[type(f.dataType)]} for f in g.columns.fields]
-        # a table without primary key: the row id column identifies rows, primaryKey is null
-        keys = list(g.key_columns) if list(g.key_columns) != [ROW_ID] else None
-        schema_text = (
-            json.dumps({"dataColumn": columns, "primaryKey": keys}, separators=(",", ":"))[:-1]
-            + ',"source":'
-        )
-        schema = F.concat(F.lit(schema_text), _source(g.table), F.lit("}"))
-        images, errors = {}, []
-        for name, row in (("before", before), ("after", after)):
-            values = []
-            for f in g.columns.fields:
-                value, error = _value(f.dataType, row[f.name])
-                values.append(value.alias(f.name))
-                # ``error`` is a Column: concatenated, not formatted into the text
-                errors.append(
-                    F.concat(
-                        F.lit(f"column {f.name}: a "), error, F.lit(" value does not fit DATE (ms)")
-                    )
-                )
-            images[name] = F.when(row.isNotNull(), F.struct(F.struct(*values).alias("dataColumn")))
+        schema = _schema(g)
+        images, errors = _images(g, before, after)
         no_ddl = F.lit(None).cast("struct<text:string,ddlMeta:string>")
         is_update = E.is_op(Op.UPDATE)
         code = (
