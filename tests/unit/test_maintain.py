@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pyspark.sql import SparkSession
 from test_html_report import live_workload
 from typer.testing import CliRunner
@@ -328,3 +330,36 @@ def test_maintenance_is_due_every_n_batches_or_after_an_interval() -> None:
     assert not half_hour.due(0, 100.0 + 1799) and half_hour.due(1, 100.0 + 1800)
     with pytest.raises(ConfigError, match="--maintain-every 'soon': expected a duration"):
         maintenance_every("soon")
+
+
+@given(
+    names=st.sets(st.text("abc._", min_size=1, max_size=4), max_size=8),
+    own=st.sets(st.sampled_from(["_cdc_sources", "_cdc_batches", "_cdc_quarantine"])),
+    after=st.none() | st.tuples(st.text("abc._", max_size=4), st.sampled_from(["table", "x"])),
+    turns=st.integers(1, 20),
+)
+def test_turns_visit_every_table_once_before_any_twice(
+    names: set[str], own: set[str], after: tuple[str, str] | None, turns: int
+) -> None:
+    """``in_turn`` as a stream's maintenances use it, one table a turn from where the last one
+    stopped (the model: a cursor over the sorted tables): every table once before any twice,
+    from any starting point, also one no longer there."""
+    from cdclake.ops.maintain import in_turn
+
+    tables = sorted(
+        [(n, "table") for n in names] + [(n, "cdclake") for n in own],
+        key=lambda t: (t[1] != "table", t[0]),
+    )
+    visited, last = [], after
+    for _ in range(turns):
+        order = in_turn(tables, last)
+        assert sorted(order) == sorted(tables)  # a rotation: every table, once
+        if not order:
+            break
+        visited.append(order[0])
+        last = order[0]
+    if tables:
+        n = len(tables)
+        for i in range(len(visited) - n + 1):
+            assert len(set(visited[i : i + n])) == len(visited[i : i + n])
+        assert all(visited[i] == visited[i + n] for i in range(len(visited) - n))
