@@ -303,7 +303,8 @@ def markdown(s: dict[str, Any]) -> str:
         f"{st['tables']} tables, {st['rate']:g} events/s for {st['minutes']:g} min, trigger "
         f"{st['trigger']}, maintenance every {st['maintain_every']} batches (keep_batches "
         f"{st['keep_batches_effective']}, cdclake's default {st['keep_batches_cdclake_default']}"
-        f", set in the bench's process only; batches retention {st['batches_retention']}, "
+        f"; each maintenance within cdclake's default budget of a minute; batches retention "
+        f"{st['batches_retention']}, "
         f"tombstone retention {st['tombstone_retention']}), deletion vectors "
         f"{'on' if st['deletion_vectors'] else 'off'}, a sample every {st['sample_seconds']:g} s.",
         "",
