@@ -160,6 +160,7 @@ KAFKA_OPTIONS = {
     "options": "kafka_options",
 }
 """:class:`KafkaSource`'s fields by the flat names ``ApplyConfig`` also takes."""
+_KAFKA_INPUT = ("bootstrap", "topics", "topic_pattern")
 
 MAINTENANCE_OPTIONS = {
     "every": "maintain_every",
@@ -230,6 +231,9 @@ class ApplyConfig(BaseModel):
                 nested = given.model_dump() if isinstance(given, model) else dict(given or {})
                 nested.update({f: data.pop(o) for f, o in flat.items()})
                 data[part] = nested
+        kafka = data.get("kafka")
+        if isinstance(kafka, dict) and not any(kafka.get(f) for f in _KAFKA_INPUT):
+            data["kafka"] = None  # Kafka's settings without a broker or topic: no Kafka input
         return data
 
     @field_validator("target")
