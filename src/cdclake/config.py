@@ -173,6 +173,11 @@ MAINTENANCE_OPTIONS = {
 }
 """:class:`Maintenance`'s fields by the flat names ``ApplyConfig`` also takes (the CLI's
 options: ``maintain_every`` is ``--maintain-every``)."""
+PARTS: dict[str, tuple[type[BaseModel], dict[str, str]]] = {
+    "maintenance": (Maintenance, MAINTENANCE_OPTIONS),
+    "kafka": (KafkaSource, KAFKA_OPTIONS),
+}
+"""The parts of :class:`ApplyConfig`: each field's model and its fields' flat names."""
 
 
 class ApplyConfig(BaseModel):
@@ -220,10 +225,7 @@ class ApplyConfig(BaseModel):
         ``kafka=KafkaSource(bootstrap=...)``."""
         if not isinstance(data, dict):
             return data
-        for part, names, model in (
-            ("maintenance", MAINTENANCE_OPTIONS, Maintenance),
-            ("kafka", KAFKA_OPTIONS, KafkaSource),
-        ):
+        for part, (model, names) in PARTS.items():
             flat = {f: o for f, o in names.items() if o in data}
             if flat:
                 data = dict(data)
@@ -232,8 +234,10 @@ class ApplyConfig(BaseModel):
                 nested.update({f: data.pop(o) for f, o in flat.items()})
                 data[part] = nested
         kafka = data.get("kafka")
+        if isinstance(kafka, KafkaSource):
+            kafka = kafka.model_dump()
         if isinstance(kafka, dict) and not any(kafka.get(f) for f in _KAFKA_INPUT):
-            data["kafka"] = None  # Kafka's settings without a broker or topic: no Kafka input
+            data = {**data, "kafka": None}  # settings without a broker or topic: no Kafka input
         return data
 
     @field_validator("target")

@@ -236,16 +236,16 @@ def test_a_streams_maintenance_takes_the_tables_in_turn_within_its_budget(
     visited = []
     for batch_id in range(len(tables) + 1):
         between.maintain(batch_id)
-        visited.append(between.maintained_last)
+        visited.append(between.turn_cursor)
     assert visited == [*tables, tables[0]]
     restarted = BetweenBatches(spark, config)  # goes on after the one maintained last
     restarted.maintain(0)
-    assert restarted.maintained_last == tables[1]
+    assert restarted.turn_cursor == tables[1]
 
     # the table maintained last is gone: the next turn takes the one after its place
-    between.maintained_last = (tables[1][0] + "-dropped", tables[1][1])
+    between.turn_cursor = (tables[1][0] + "-dropped", tables[1][1])
     between.maintain(len(tables) + 1)
-    assert between.maintained_last == tables[2]
+    assert between.turn_cursor == tables[2]
 
 
 def test_tombstones_past_their_retention_go_and_a_late_event_then_comes_back(

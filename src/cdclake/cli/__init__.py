@@ -190,9 +190,7 @@ def apply(
                 max_offsets_per_trigger=max_offsets_per_trigger,
                 max_message_bytes=max_message_bytes,
                 options=dict(parse_kafka_option(o) for o in kafka_option or []),
-            )
-            if kafka_bootstrap is not None or topic or topic_pattern is not None
-            else None,
+            ),
             binary_encoding=cast("BinaryEncoding", binary_encoding),
             metrics_port=metrics_port,
             metrics_host=metrics_host,

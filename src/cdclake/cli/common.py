@@ -81,16 +81,15 @@ def one_line_errors(where: str) -> Iterator[None]:
 
 def validation_message(e: ValidationError) -> str:
     """A config value out of range, named as its option: ``--keep-batches: …``."""
-    from cdclake.config import KAFKA_OPTIONS, MAINTENANCE_OPTIONS
+    from cdclake.config import PARTS
 
-    parts = {"maintenance": MAINTENANCE_OPTIONS, "kafka": KAFKA_OPTIONS}
-    models = {"Maintenance": "maintenance", "KafkaSource": "kafka"}
+    models = {model.__name__: part for part, (model, _) in PARTS.items()}
 
     def option(loc: tuple[Any, ...]) -> str:
         if e.title in models:  # a part's fields by their options' names
             loc = (models[e.title], *loc)
-        if len(loc) == 2 and loc[0] in parts and loc[1] in parts[loc[0]]:
-            loc = (parts[loc[0]][loc[1]],)
+        if len(loc) == 2 and loc[0] in PARTS and loc[1] in PARTS[loc[0]][1]:
+            loc = (PARTS[loc[0]][1][loc[1]],)
         return "--" + ".".join(map(str, loc)).replace("_", "-")
 
     return "; ".join(f"{option(x['loc'])}: {x['msg']} (got {x['input']!r})" for x in e.errors())

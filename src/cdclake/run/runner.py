@@ -262,7 +262,7 @@ class BetweenBatches:
         self.spark = spark
         self.config = config
         self.last_maintained = time.monotonic()  # the interval counts from the run's start
-        self.maintained_last: tuple[str, str] | None = None  # where the next turn goes on
+        self.turn_cursor: tuple[str, str] | None = None  # where the next turn goes on
         self.registrar: Registrar | None = None
         if config.catalog_database is not None:
             from cdclake.ops.catalog import Registrar
@@ -316,7 +316,7 @@ class BetweenBatches:
                 spark,
                 config.target,
                 retention=retention,
-                start_after=self.maintained_last,
+                start_after=self.turn_cursor,
                 resume=True,
                 budget=None if budget is None else budget.total_seconds(),
             )
@@ -324,7 +324,7 @@ class BetweenBatches:
             _log.warning("maintenance of %s failed: %s", config.target, e)
             return
         if report:
-            self.maintained_last = report[-1].table, report[-1].kind
+            self.turn_cursor = report[-1].table, report[-1].kind
         for done in report:
             if done.outcome != "ok":
                 _log.warning("maintenance of %s: %s: %s", done.table, done.outcome, done.reason)
