@@ -139,7 +139,7 @@ PrimaryKeys = Annotated[
 ]
 Tinyint1AsBoolean = Annotated[bool, typer.Option(help="MySQL tinyint(1) as BOOLEAN")]
 SourceTimezone = Annotated[
-    str, typer.Option(help="Zone of zone-less source times (canal/CKafka text, TIME)")
+    str, typer.Option(help="Zone of source times written without one (text times, TIME)")
 ]
 Checkpoint = Annotated[str | None, typer.Option(help="Streaming checkpoint folder")]
 AvailableNow = Annotated[bool, typer.Option(help="Streams: process what is there, then exit")]
