@@ -11,6 +11,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from delta.tables import DeltaTable
@@ -224,37 +225,82 @@ def apply_changes(
         # every table's steps below plan against one leaf, not against the whole decode (whose
         # plan grows with the batch's tables and schema versions)
         changes = detached(changes)
-        bad = changes.filter(F.col("error").isNotNull())
-        if n_bad:
-            reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
-            result.quarantine_reasons = {r["error"]: r["count"] for r in reasons}
-        if refused:
-            n_bad += _count_refused(tables, refused, result)
-            bad = bad.unionByName(refused_changes(with_raw, refused).select(*bad.columns))
-        if n_bad:
-            result.quarantined = n_bad
-            if fail_on_bad_input:
-                _raise_bad(bad)
-            quarantine(spark, tgt, bad, txn, batch_id)
+        bad = _Bad(changes, with_raw, n_bad, refused)
+        bad.quarantine(tgt, tables, result, txn, batch_id, fail_on_bad_input)
         release(decoded)
-        good = changes.filter(F.col("error").isNull())
-        data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
-        names = sorted(tables)
-        tasks = [
-            _table_task(tgt, name, tables[name], txn, count_rows, added_defaults, history)
-            for name in names
-        ]
-        if names:
-            phases.tables(len(names))
-        for name, res in zip(names, run_all(spark, data, tasks, parallel_tables), strict=True):
-            result.tables[name] = res
-        result.changes = sum(t.changes for t in result.tables.values())
+        _apply_tables(
+            changes, tables, result, parallel_tables,
+            lambda name, parts: _table_task(
+                tgt, name, parts, txn, count_rows, added_defaults, history
+            ),
+        )  # fmt: skip
         applied = [r for r in per_op if r["table"] not in refused or r["op"] in CONTROL_OPS]
         liveness.record(spark, tgt, per_source, per_input, applied, result, txn, batch_id)
     finally:
         cached.unpersist()
         release(decoded)
     return result
+
+
+@dataclass(frozen=True)
+class _Bad:
+    """A batch's bad changes (``n``: how many the summary counted) and the tables whose column
+    names Delta refuses (``refused``: table -> reason), whose changes are quarantined raw (from
+    ``with_raw``)."""
+
+    changes: DataFrame
+    with_raw: DataFrame
+    n: int
+    refused: dict[str, str]
+
+    def quarantine(
+        self,
+        tgt: tbl.Target,
+        tables: dict[str, list[Row]],
+        result: BatchResult,
+        txn: Txn,
+        batch_id: int | None,
+        fail_on_bad_input: bool,
+    ) -> None:
+        """Count the bad changes by reason into ``result``, take the refused tables out of
+        ``tables``, and append them all to the quarantine (or raise the first one, with
+        ``fail_on_bad_input``)."""
+        n_bad = self.n
+        bad = self.changes.filter(F.col("error").isNotNull())
+        if n_bad:
+            reasons = bad.groupBy("error").count().orderBy(F.desc("count")).limit(50).collect()
+            result.quarantine_reasons = {r["error"]: r["count"] for r in reasons}
+        if self.refused:
+            n_bad += _count_refused(tables, self.refused, result)
+            raw = refused_changes(self.with_raw, self.refused)
+            bad = bad.unionByName(raw.select(*bad.columns))
+        if n_bad:
+            result.quarantined = n_bad
+            if fail_on_bad_input:
+                _raise_bad(bad)
+            quarantine(self.changes.sparkSession, tgt, bad, txn, batch_id)
+
+
+def _apply_tables(
+    changes: DataFrame,
+    tables: dict[str, list[Row]],
+    result: BatchResult,
+    parallel_tables: int,
+    task: Callable[[str, list[Row]], Task[TableResult]],
+) -> None:
+    """Apply the good data changes of every table (``task``: applying one, from its rows of the
+    batch aggregate), up to ``parallel_tables`` at once; their results into ``result``."""
+    good = changes.filter(F.col("error").isNull())
+    data = good.filter(F.col("op").isin(*DATA_OPS, Op.TRUNCATE))
+    names = sorted(tables)
+    if names:
+        phases.tables(len(names))
+    tasks = [task(name, tables[name]) for name in names]
+    for name, res in zip(
+        names, run_all(changes.sparkSession, data, tasks, parallel_tables), strict=True
+    ):
+        result.tables[name] = res
+    result.changes = sum(t.changes for t in result.tables.values())
 
 
 def _lean(changes: DataFrame) -> DataFrame:
