@@ -18,6 +18,7 @@ first reason. Positions: README "convert: positions".
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -230,20 +231,17 @@ def convert(
             raise ConfigError(
                 "give --input PATH… --output DIR, or --kafka-bootstrap, --topic and --checkpoint"
             )
+        from cdclake.config import KafkaSource
+        from cdclake.run import queries
+
         kafka = _kafka_options(kafka_option)
         spark = _spark()
-        stream = (
-            spark.readStream.format("kafka")
-            .option("kafka.bootstrap.servers", kafka_bootstrap)
-            .option("subscribe", ",".join(topic))
-            .option("startingOffsets", "earliest")
-            .option("includeHeaders", "true")
-            .load()
-        )
+        # the pass-through options (security settings) apply to the read and to the write
+        source = KafkaSource(bootstrap=kafka_bootstrap, topics=tuple(topic), options=kafka)
         converted = _KafkaConvert(
             spark, from_, to, options, decode_options, kafka_bootstrap, to_topic, kafka, checkpoint
         )
-        _run(stream, converted, checkpoint, available_now)
+        _run(queries.read_kafka(spark, source), converted, checkpoint, available_now)
         if available_now:
             _nothing_written(converted.totals, converted.reason)
 
@@ -329,10 +327,13 @@ class _KafkaConvert:
         console.print(f"batch {batch_id}: {c}", highlight=False, markup=False)
 
 
-def _run(stream: DataFrame, batch: object, checkpoint: str, available_now: bool) -> None:
-    writer = stream.writeStream.foreachBatch(batch).option("checkpointLocation", checkpoint)  # type: ignore[arg-type]
-    writer = writer.trigger(availableNow=True) if available_now else writer
-    writer.start().awaitTermination()
+def _run(
+    stream: DataFrame, batch: Callable[[DataFrame, int], None], checkpoint: str, available_now: bool
+) -> None:
+    """Run a convert or publish query (see :mod:`cdclake.run.queries`) until it ends."""
+    from cdclake.run import queries
+
+    queries.start(stream, batch, checkpoint, available_now=available_now).awaitTermination()
 
 
 @app.command()

@@ -37,6 +37,7 @@ from cdclake.decode import (
 )
 from cdclake.formats.base import DecodeOptions
 from cdclake.ops.metrics import serving
+from cdclake.run import queries
 
 if TYPE_CHECKING:
     from cdclake.ops.catalog import Registrar
@@ -334,10 +335,8 @@ def start_query(
     stream: DataFrame, each: Callable[[DataFrame, int], None], config: ApplyConfig
 ) -> StreamingQuery:
     """Start ``stream`` with ``each`` per micro-batch, on the config's checkpoint and trigger."""
-    writer = stream.writeStream.foreachBatch(each).option("checkpointLocation", config.checkpoint)
-    writer = (
-        writer.trigger(availableNow=True)
-        if config.available_now
-        else writer.trigger(processingTime=config.trigger_interval)
-    )
-    return writer.start()
+    assert config.checkpoint is not None
+    return queries.start(
+        stream, each, config.checkpoint,
+        available_now=config.available_now, trigger_interval=config.trigger_interval,
+    )  # fmt: skip

@@ -38,6 +38,7 @@ from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
 from cdclake.ops.metrics import serving
+from cdclake.run import queries
 from cdclake.run.runner import BetweenBatches, app_id_for, apply_raw, start_query
 from cdclake.run.stream_metrics import (
     BatchMetrics,
@@ -52,19 +53,6 @@ _log = logging.getLogger(__name__)
 
 MetricsCallback = Callable[[BatchMetrics], None]
 
-# Source options cdclake sets itself; --kafka-option may not change them.
-OWNED_OPTIONS = frozenset(
-    {
-        "kafka.bootstrap.servers",
-        "subscribe",
-        "subscribepattern",
-        "assign",
-        "includeheaders",
-        "startingoffsets",
-        "failondataloss",
-        "maxoffsetspertrigger",
-    }
-)
 OVERSIZE = "oversize"
 
 
@@ -73,34 +61,15 @@ class KafkaStreamError(CdclakeError):
 
 
 def source_options(config: ApplyConfig) -> dict[str, str]:
-    """The options of Spark's Kafka source for ``config`` (pass-through options last).
+    """The options of Spark's Kafka source for ``config`` (see
+    :func:`cdclake.run.queries.kafka_options`).
 
     >>> source_options(ApplyConfig(kafka_bootstrap="h:9092", topics=("a", "b"),
     ...                            checkpoint="/c", target="/t"))["subscribe"]
     'a,b'
     """
-    kafka = config.kafka
-    assert kafka is not None and kafka.bootstrap is not None
-    owned = sorted(k for k in kafka.options if k.lower() in OWNED_OPTIONS)
-    if owned:
-        raise ConfigError(
-            f"--kafka-option {owned[0]!r} is set by cdclake; use the matching cdclake option "
-            "(--kafka-bootstrap, --topic, --topic-pattern, --starting-offsets, "
-            "--fail-on-data-loss, --max-offsets-per-trigger)"
-        )
-    opts = {
-        "kafka.bootstrap.servers": kafka.bootstrap,
-        "includeHeaders": "true",
-        "startingOffsets": kafka.starting_offsets,
-        "failOnDataLoss": str(kafka.fail_on_data_loss).lower(),
-    }
-    if kafka.topic_pattern:
-        opts["subscribePattern"] = kafka.topic_pattern
-    else:
-        opts["subscribe"] = ",".join(kafka.topics)
-    if kafka.max_offsets_per_trigger is not None:
-        opts["maxOffsetsPerTrigger"] = str(kafka.max_offsets_per_trigger)
-    return {**opts, **kafka.options}
+    assert config.kafka is not None
+    return queries.kafka_options(config.kafka)
 
 
 def _limit(config: ApplyConfig) -> int:
@@ -297,8 +266,7 @@ def run_kafka(
             if on_batch is not None:
                 on_batch(metrics)
 
-        stream = spark.readStream.format("kafka").options(**source_options(config)).load()
-        query = start_query(stream, each, config)
+        query = start_query(queries.read_kafka(spark, config.kafka), each, config)
         try:
             query.awaitTermination()
         except StreamingQueryException as e:
