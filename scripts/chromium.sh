@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's headless Chromium for the HTML report's browser test (tests/unit/test_html_report.py).
+# Debian's headless Chromium for the HTML report's browser test (tests/ops/test_html_report.py).
 # Idempotent and quiet: does nothing when `chromium` is already on PATH; prints the apt log's
 # tail only when the install fails. Needs root (or sudo) and the Debian archive.
 set -euo pipefail

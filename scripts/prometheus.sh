@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Prometheus server and promtool, for the alert-rule tests (tests/unit/test_alerts.py)
+# Debian's Prometheus server and promtool, for the alert-rule tests (tests/ops/test_alerts.py)
 # and the metrics e2e test (tests/e2e/test_prometheus.py), which start their own server on a
 # free port with their own config. Idempotent and quiet: does nothing when both are on PATH;
 # prints the apt log's tail only when the install fails. Needs root (or sudo) and the Debian

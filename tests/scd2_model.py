@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from dbz import event
+from builders.dbz import event
 from hypothesis import strategies as st
 
 COLUMNS = ("id", "name", "qty")

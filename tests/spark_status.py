@@ -1,6 +1,6 @@
 """The Spark implementation of ``cdclake status``, ``quarantine list`` and the report's series,
 as they were before issue 38 moved them to delta-rs: the reference the new path is compared with
-(tests/unit/test_status_delta_rs.py) and the "before" of ``bench/status.py``. Not used by cdclake.
+(tests/ops/test_status_delta_rs.py) and the "before" of ``bench/status.py``. Not used by cdclake.
 """
 
 from __future__ import annotations

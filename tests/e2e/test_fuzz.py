@@ -20,8 +20,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders.fuzz_gen import (
+    FORMATS,
+    SHAPES,
+    TABLES,
+    TYPED_SHAPE_MUTATIONS,
+    Message,
+    live_rows,
+    workload,
+)
 from confluent_kafka import Producer
-from fuzz_gen import FORMATS, SHAPES, TABLES, TYPED_SHAPE_MUTATIONS, Message, live_rows, workload
 from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampNTZType, TimestampType

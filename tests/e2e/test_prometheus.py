@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from builders.dbz import event
 from confluent_kafka import Producer
-from dbz import event
 
 from cdclake.run.kafka_tools import create_topic
 

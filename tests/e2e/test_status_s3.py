@@ -17,13 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from builders.dbz import event
 from pyspark.sql import SparkSession
 
 from tests import spark_status
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "tests" / "unit"))
-from dbz import event  # noqa: E402
 
 # a bucket of its own: the shared test session caches an S3A filesystem per bucket, with the
 # endpoint of the first test that used it (the cluster cases use "lake")

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders.dbz import INT32, INT64, STRING, event, fields
 from confluent_kafka import Producer
-from dbz import INT32, INT64, STRING, event, fields
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 

@@ -23,7 +23,7 @@ from queue import Empty, Queue
 from typing import Any, ClassVar
 
 import pytest
-from dbz import event, tombstone
+from builders.dbz import event, tombstone
 from pyspark.sql import SparkSession
 from scd2_model import COLUMNS, Change, expected_history, history_rows
 from test_streaming import (

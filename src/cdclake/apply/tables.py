@@ -186,7 +186,7 @@ def write_partitions(spark: SparkSession, rows: int) -> int:
 
     What cdclake writes comes out of a shuffle by key (the latest change per key, the versions
     of a key), and the writes kept that shuffle's partitions: with Spark's default of 200, a
-    batch of 30 rows wrote 26 files (``tests/unit/test_write_files.py``), and a stream added
+    batch of 30 rows wrote 26 files (``tests/apply/test_write_files.py``), and a stream added
     that many small files to every table at every trigger.
     """
     wanted = max(1, -(-rows // ROWS_PER_FILE))

@@ -15,12 +15,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dbz import event
+from apply.test_column_names import BATCH_1, BATCH_2, ODD_TABLE, PLAIN_TABLE
+from builders.dbz import event
+from builders.msgs import USERS_V1 as V1
+from builders.msgs import canal_ddl as ddl
+from builders.msgs import canal_rows as canal_row
 from pyspark.sql import SparkSession
-from test_column_names import BATCH_1, BATCH_2, ODD_TABLE, PLAIN_TABLE
 from test_html_report import live_workload
-from test_schema_changes import V1, ddl
-from test_schema_changes import row as canal_row
 from test_status import ITEMS, T0, at, heartbeat, row
 from typer.testing import CliRunner
 

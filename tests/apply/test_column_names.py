@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbz import INT32, STRING, event, fields
+from builders.dbz import INT32, STRING, event, fields
 from hypothesis import given
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession
@@ -466,7 +466,7 @@ def test_names_equal_ignoring_case_are_quarantined(lake: Any, spark: SparkSessio
     """Canonical changes straight to the applier: PostgreSQL keeps the case of a quoted name,
     so ``"Id"`` and ``id`` are two columns there, which Delta cannot hold (it resolves names
     ignoring case). (The decode of such a message fails before the applier sees it.)"""
-    from _changes import Change, changes_df
+    from builders.changes import Change, changes_df
     from pyspark.sql import functions as F
 
     from cdclake.apply.batch import apply_changes

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-import msgs
+from builders import msgs
 from pyspark.sql import SparkSession
 
 from cdclake.decode import decode

@@ -420,7 +420,7 @@ def test_sequence_reads_back_in_order_across_batches(spark: SparkSession, target
     the epochs of ``mysql-bin.<epoch>`` equal). The same event delivered twice keeps one
     position, but in canal: a duplicate is a line of its own there. Input-ordered changes are
     always sequenced, whatever the target."""
-    from _changes import Change, changes_df
+    from builders.changes import Change, changes_df
     from pyspark.sql.types import LongType, StructField, StructType
 
     fmt, connector = SPELLINGS[target]

@@ -7,8 +7,8 @@ from __future__ import annotations
 import base64
 import json
 
-import msgs
 import pytest
+from builders import msgs
 from pyspark.sql import SparkSession
 from pyspark.sql.types import BinaryType, IntegerType, StructField, StructType
 

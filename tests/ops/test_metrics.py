@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from dbz import event
+from builders.dbz import event
 from prometheus_client.parser import text_string_to_metric_families
 from typer.testing import CliRunner
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from msgs import debezium
+from builders.msgs import debezium
 from pyspark.sql import DataFrame, SparkSession
 from typer.testing import CliRunner, Result
 
@@ -165,7 +165,7 @@ def test_reasons_are_printed_as_written(
 ) -> None:
     """Pins: "cannot be written as a DataWorks sequenceId (expected  or )": the console read
     the reason's ``[n]`` as markup and dropped it."""
-    from _changes import Change, changes_df
+    from builders.changes import Change, changes_df
     from pyspark.sql.types import LongType, StructField, StructType
 
     schema = StructType([StructField("id", LongType())])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from dbz import event, tombstone
+from builders.dbz import event, tombstone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyspark.sql import SparkSession

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dbz import event, tombstone
+from builders.dbz import event, tombstone
 from typer.testing import CliRunner
 
 from cdclake.cli import app

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders.msgs import DBZ_FIELDS, debezium
 from jobs import count_jobs
-from msgs import DBZ_FIELDS, debezium
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StringType
 

@@ -6,7 +6,7 @@ import io
 import re
 from typing import Any
 
-from dbz import event
+from builders.dbz import event
 from rich.console import Console
 
 from cdclake.phases import phase, reporting, table, tables

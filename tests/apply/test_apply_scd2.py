@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
-from dbz import INT32, INT64, STRING, event, fields, tombstone
+from builders.dbz import INT32, INT64, STRING, event, fields, tombstone
 from scd2_model import COLUMNS, Change, Ev, expected_history, history_rows
 
 from cdclake.errors import ConfigError

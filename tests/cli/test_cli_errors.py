@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from dbz import event
+from builders.dbz import event
 from typer.testing import CliRunner
 
 from cdclake.cli import app

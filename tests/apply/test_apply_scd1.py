@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from dbz import INT32, INT64, STRING, event, fields, tombstone
+from builders.dbz import INT32, INT64, STRING, event, fields, tombstone
 
 T = "shop.public.items"
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from msgs import canal_ddl as ddl
-from msgs import canal_rows as row
+from builders.msgs import USERS_V1
+from builders.msgs import canal_ddl as ddl
+from builders.msgs import canal_rows as row
 from pyspark.sql import functions as F
 
-V1 = {"id": "int", "name": "varchar(20)"}
+V1 = USERS_V1
 V2 = {**V1, "score": "decimal(5,2)"}
 
 

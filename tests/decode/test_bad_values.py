@@ -8,8 +8,8 @@ import json
 from datetime import date
 from typing import Any
 
-import msgs
 import pytest
+from builders import msgs
 
 from cdclake import formats
 

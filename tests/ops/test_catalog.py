@@ -9,8 +9,8 @@ import uuid
 from decimal import Decimal
 from pathlib import Path
 
-from msgs import canal_ddl as ddl
-from msgs import canal_rows as row
+from builders.msgs import canal_ddl as ddl
+from builders.msgs import canal_rows as row
 from pyspark.sql import SparkSession
 
 from cdclake.config import ApplyConfig

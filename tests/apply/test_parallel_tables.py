@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from builders.msgs import Row, debezium
 from delta.tables import DeltaTable
-from msgs import Row, debezium
 from pyspark.sql import SparkSession
 
 from cdclake.apply.tables import Target

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from cdclake import globs
 
-SRC = Path(__file__).resolve().parents[2] / "src"
+SRC = Path(__file__).resolve().parents[1] / "src"
 PACKAGE = SRC / "cdclake"
 
 # Lower rank: imported by higher ranks, never importing them.

@@ -7,8 +7,10 @@ import datetime as dt
 from decimal import Decimal
 
 import pytest
-from dbz import INT32, INT64, STRING, event, fields
-from test_schema_changes import V1, ddl, row
+from builders.dbz import INT32, INT64, STRING, event, fields
+from builders.msgs import USERS_V1 as V1
+from builders.msgs import canal_ddl as ddl
+from builders.msgs import canal_rows as row
 
 T = "shop.public.items"
 OLD = fields(id=INT32, name=STRING, qty=INT64)

@@ -10,6 +10,8 @@ import json
 from typing import Any
 
 Row = dict[str, Any]
+USERS_V1 = {"id": "int", "name": "varchar(20)"}
+"""The first version of canal's ``shop.users`` (:func:`canal_rows`), as ``mysqlType``."""
 MYSQL = {"id": "int(11)", "name": "varchar(20)", "qty": "bigint(20)"}
 DW_TYPES = {"id": "LONG", "name": "STRING", "qty": "LONG"}
 DBZ_FIELDS = [

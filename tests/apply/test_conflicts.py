@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from dbz import event
+from builders.dbz import event
 from pyspark.sql import SparkSession
 
 from cdclake.apply.batch import retrying_conflicts

@@ -14,7 +14,7 @@ import zlib
 from pathlib import Path
 from typing import Any
 
-from dbz import event
+from builders.dbz import event
 from test_status import row
 from typer.testing import CliRunner
 

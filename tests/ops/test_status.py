@@ -11,7 +11,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from dbz import event
+from builders.dbz import event
 from typer.testing import CliRunner
 
 from cdclake.cli import app

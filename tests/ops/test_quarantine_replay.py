@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dbz import event
+from builders.dbz import event
 from typer.testing import CliRunner
 
 from cdclake.cli import app
