@@ -66,7 +66,7 @@ def decode(spark: SparkSession, path: Path, fmt: str, wire: str) -> Job:
     from cdclake.run.runner import read_changes
 
     def run() -> None:
-        changes = read_changes(spark, [path], fmt, primary_keys=primary_keys(wire))
+        changes = read_changes(spark, [path], fmt, keys=primary_keys(wire))
         changes.write.format("noop").mode("overwrite").save()
 
     return run
@@ -78,7 +78,7 @@ def apply(spark: SparkSession, path: Path, fmt: str, target: Path, scd_type: int
     from cdclake.run.runner import read_changes
 
     def run() -> object:
-        changes = read_changes(spark, [path], fmt, primary_keys=primary_keys(fmt))
+        changes = read_changes(spark, [path], fmt, keys=primary_keys(fmt))
         return apply_changes(changes, str(target), stored_as_scd_type=scd_type)
 
     return run

@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     spark = _spark.builder("cdclake-envelope", kafka=False).getOrCreate()
     known = C.learn_plans(spark, src, "debezium", work / "first")
     raw = sources.read_files(spark, [str(src)])
-    options = DecodeOptions(primary_keys=data.primary_keys("debezium") or {})
+    options = DecodeOptions(keys=data.primary_keys("debezium") or {})
     text, _ = decode.envelopes(raw, "debezium", options)
     text = decode.configured_keys(text, options)
     from_text = decode.type_known(text, known)  # type: ignore[arg-type]

@@ -249,7 +249,7 @@ class ApplyConfig(BaseModel):
 
     def decode_options(self) -> DecodeOptions:
         return DecodeOptions(
-            primary_keys=dict(self.keys),
+            keys=dict(self.keys),
             tinyint1_as_boolean=self.tinyint1_as_boolean,
             source_timezone=self.source_timezone,
             binary_encoding=self.binary_encoding,

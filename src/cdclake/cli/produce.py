@@ -218,7 +218,7 @@ def convert(
             heartbeat_interval_ms, source_timezone,
         )  # fmt: skip
         decode_options = DecodeOptions(
-            primary_keys=dict(parse_primary_key(p) for p in primary_key or []),
+            keys=dict(parse_primary_key(p) for p in primary_key or []),
             source_timezone=source_timezone,
         )
         input_paths = [*(inputs or []), *(more or [])]

@@ -231,14 +231,10 @@ def _not_a_format(tagged: DataFrame, columns: Sequence[str], names: Sequence[str
 
 def configured_keys(env: DataFrame, options: DecodeOptions) -> DataFrame:
     """``--primary-key`` wins over what the message says."""
-    if not options.primary_keys:
+    if not options.keys:
         return env
     lookup = F.create_map(
-        *[
-            x
-            for t, cols in options.primary_keys.items()
-            for x in (F.lit(t), F.array(*map(F.lit, cols)))
-        ]
+        *[x for t, cols in options.keys.items() for x in (F.lit(t), F.array(*map(F.lit, cols)))]
     )
     configured = lookup[F.col("table")]
     return env.withColumns(

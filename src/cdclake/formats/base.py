@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pyspark.sql import Column, DataFrame
@@ -70,14 +70,20 @@ class ColumnSpec:
 
 @dataclass(frozen=True)
 class DecodeOptions:
-    """Options every format may read (all optional)."""
+    """Options every format may read (all optional). ``keys``: table -> its key columns, for
+    messages that carry none (``primary_keys``, its earlier name, is taken too)."""
 
-    primary_keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    keys: dict[str, tuple[str, ...]] = field(default_factory=dict)
     tinyint1_as_boolean: bool = False
     source_timezone: str = "UTC"
     binary_encoding: str = "latin1"
     """How formats that write binary values as text encode them (canal, CKafka): ``latin1``
     (ISO-8859-1, one character per byte: what canal writes), ``base64`` or ``hex``."""
+    primary_keys: InitVar[dict[str, tuple[str, ...]] | None] = None
+
+    def __post_init__(self, primary_keys: dict[str, tuple[str, ...]] | None) -> None:
+        if primary_keys:  # the earlier name of ``keys``
+            object.__setattr__(self, "keys", {**primary_keys, **self.keys})
 
 
 ENVELOPE_SCHEMA = StructType(

@@ -51,18 +51,21 @@ def read_changes(
     inputs: Iterable[str | Path],
     format: str = "debezium",
     *,
-    primary_keys: dict[str, tuple[str, ...]] | None = None,
+    keys: dict[str, tuple[str, ...]] | None = None,
     target: str | None = None,
     options: DecodeOptions | None = None,
+    primary_keys: dict[str, tuple[str, ...]] | None = None,
 ) -> DataFrame:
     """Decode JSON-lines files into canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`).
 
-    ``target`` lets schemaless input be typed like the tables already there.
+    ``keys``: table -> its key columns, for messages that carry none (``primary_keys``, its
+    earlier name, is taken too). ``target`` lets schemaless input be typed like the tables
+    already there.
 
     >>> changes = read_changes(spark, ["events.jsonl"], "debezium")  # doctest: +SKIP
     >>> changes.select("table", "op", "position").show()  # doctest: +SKIP
     """
-    opts = options or DecodeOptions(primary_keys=dict(primary_keys or {}))
+    opts = options or DecodeOptions(keys={**(primary_keys or {}), **(keys or {})})
     schemas = Target(paths.to_uri(target)).schema if target else None
     raw = sources.read_files(spark, inputs)
     if schemas is None:

@@ -115,7 +115,6 @@ def text(data_type: DataType, value: Column, zone: str) -> Column:
     return value.cast("string")
 
 
-
 def _unsupported(g: E.RowGroup) -> str | None:
     for f in g.columns.fields:
         if mysql_type(f.dataType) is None:
