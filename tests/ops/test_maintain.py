@@ -157,7 +157,7 @@ def test_a_stream_maintains_its_target_between_batches(spark: SparkSession, tmp_
     """Two runs of a file stream, a batch each: the second batch is the second of the query, so
     ``maintain_every=2`` compacts after it and drops the tombstones past their retention (here
     all); every row stays exact, and every table is registered by name as it appears."""
-    from dbz import event
+    from builders.dbz import event
     from test_status import row
 
     from cdclake.config import ApplyConfig
@@ -253,7 +253,7 @@ def test_tombstones_past_their_retention_go_and_a_late_event_then_comes_back(
 ) -> None:
     """The documented trade-off of ``--tombstone-retention``: while the tombstone is kept a late
     event for the deleted key stays out; once it is gone, the same event brings the row back."""
-    import msgs
+    from builders import msgs
 
     table, f = msgs.TABLES["debezium"], msgs.DBZ_FIELDS
     ann, bob = {"id": 1, "name": "ann", "qty": 1}, {"id": 2, "name": "bob", "qty": 2}

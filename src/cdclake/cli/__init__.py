@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from cdclake.apply.results import BatchResult
-    from cdclake.config import ApplyConfig, BinaryEncoding, DropPolicy, RenamePolicy
+    from cdclake.config import ApplyConfig, BinaryEncoding, DropPolicy, Maintenance, RenamePolicy
 
 
 @app.command()
@@ -142,14 +142,12 @@ def apply(
     from cdclake.config import (
         ApplyConfig,
         KafkaSource,
-        Maintenance,
         parse_kafka_option,
         parse_mapping,
         parse_primary_key,
         parse_scd_type,
         parse_setting,
     )
-    from cdclake.run.runner import run_batch, run_stream
     from cdclake.run.summary import print_summary
 
     with one_line_errors(f"applying to {target}"):
@@ -194,17 +192,13 @@ def apply(
             binary_encoding=cast("BinaryEncoding", binary_encoding),
             metrics_port=metrics_port,
             metrics_host=metrics_host,
-            maintenance=Maintenance(
-                **maintenance_every(maintain_every),
-                tombstone_retention=duration(tombstone_retention, "--tombstone-retention"),
-                batches_retention=duration(batches_retention, "--batches-retention"),
-                quarantine_retention=duration(quarantine_retention, "--quarantine-retention"),
-                keep_batches=keep_batches,
-                budget=(
-                    None
-                    if maintain_budget.strip().lower() == "none"
-                    else duration(maintain_budget, "--maintain-budget")
-                ),
+            maintenance=_maintenance(
+                maintain_every,
+                maintain_budget,
+                keep_batches,
+                tombstone_retention,
+                batches_retention,
+                quarantine_retention,
             ),
             catalog_database=catalog_database,
         ).check()
@@ -213,24 +207,52 @@ def apply(
             url = f"http://{config.metrics_host}:{config.metrics_port}/metrics"
             console.print(f"metrics at {url}", soft_wrap=True, highlight=False)
         spark = _spark(master, verbose, hive=catalog_database is not None, conf=settings)
-        if config.kafka is not None:
-            result = _run_kafka(spark, config)
-        elif config.stream:
-
-            def progress(batch_id: int, r: object) -> None:
-                from cdclake.run.summary import reconciliation
-
-                console.print(f"batch {batch_id}: {reconciliation(r)}")  # type: ignore[arg-type]
-
-            result = run_stream(spark, config, progress)
-        else:
-            from cdclake.phases import reporting
-
-            with reporting(err):
-                result = run_batch(spark, config)
+        result = _run(spark, config)
     print_summary(result, console)
     if config.catalog_database is not None:
         _print_names(spark, config)
+
+
+def _maintenance(
+    every: str | None,
+    budget: str,
+    keep_batches: int,
+    tombstone_retention: str | None,
+    batches_retention: str | None,
+    quarantine_retention: str | None,
+) -> Maintenance:
+    """A stream's maintenance from ``apply``'s options (durations as ``30s``, ``7d``...)."""
+    from cdclake.config import Maintenance
+
+    return Maintenance(
+        **maintenance_every(every),
+        tombstone_retention=duration(tombstone_retention, "--tombstone-retention"),
+        batches_retention=duration(batches_retention, "--batches-retention"),
+        quarantine_retention=duration(quarantine_retention, "--quarantine-retention"),
+        keep_batches=keep_batches,
+        budget=None if budget.strip().lower() == "none" else duration(budget, "--maintain-budget"),
+    )
+
+
+def _run(spark: SparkSession, config: ApplyConfig) -> BatchResult:
+    """The run ``config`` asks for: a Kafka query, a folder watched as a stream, or one batch
+    over files (with its progress on stderr)."""
+    from cdclake.run.runner import run_batch, run_stream
+
+    if config.kafka is not None:
+        return _run_kafka(spark, config)
+    if config.stream:
+
+        def progress(batch_id: int, r: BatchResult) -> None:
+            from cdclake.run.summary import reconciliation
+
+            console.print(f"batch {batch_id}: {reconciliation(r)}")
+
+        return run_stream(spark, config, progress)
+    from cdclake.phases import reporting
+
+    with reporting(err):
+        return run_batch(spark, config)
 
 
 def maintenance_every(text: str | None) -> dict[str, Any]:
