@@ -21,6 +21,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from builders import msgs
 from cdclake import formats
 
 FORMATS = tuple(formats.names())
@@ -412,22 +413,7 @@ def ckafka_create() -> dict[str, Any]:
 def dataworks(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:
     code = {"c": "INSERT", "u": "UPDATE_AFTER", "d": "DELETE"}[op]
     before = None if op == "u" else before  # the after half of an update
-    return {
-        "schema": {
-            "dataColumn": [{"name": k, "type": t} for k, t in DW.items()],
-            "primaryKey": ["id"],
-            "source": {"dbType": "MySQL", "dbName": "shop", "tableName": "items_dw"},
-        },
-        "payload": {
-            "before": before and {"dataColumn": before},
-            "after": after and {"dataColumn": after},
-            "sequenceId": str(1_700_000_000_000_000 + n),
-            "timestamp": {"eventTime": 1_700_000_000_000, "systemTime": 1_700_000_000_001},
-            "op": code,
-            "ddl": None,
-        },
-        "version": "0.0.1",
-    }
+    return msgs.dataworks_doc(n, after, before, columns=DW, op=code, table="items_dw")
 
 
 BUILD: dict[str, Builder] = {

@@ -144,29 +144,41 @@ def ckafka(n: int, after: Row | None, before: Row | None = None) -> str:
     )
 
 
+def dataworks_doc(
+    n: int,
+    after: Row | None,
+    before: Row | None = None,
+    *,
+    columns: dict[str, str] | None = None,
+    op: str | None = None,
+    table: str = "items",
+) -> dict[str, Any]:
+    """A DataWorks message of one row, as an object (``op``: its ``op`` code; by default an
+    update is the UPDATE_AFTER half with its before)."""
+    op = op or ("DELETE" if after is None else "UPDATE_AFTER" if before else "INSERT")
+    return {
+        "schema": {
+            "dataColumn": [{"name": k, "type": t} for k, t in (columns or DW_TYPES).items()],
+            "primaryKey": ["id"],
+            "source": {"dbType": "MySQL", "dbName": "shop", "tableName": table},
+        },
+        "payload": {
+            "before": before and {"dataColumn": before},
+            "after": after and {"dataColumn": after},
+            "sequenceId": str(1_700_000_000_000_000 + n),
+            "timestamp": {"eventTime": 1_700_000_000_000, "systemTime": 1_700_000_000_001},
+            "op": op,
+            "ddl": None,
+        },
+        "version": "0.0.1",
+    }
+
+
 def dataworks(
     n: int, after: Row | None, before: Row | None = None, *, columns: dict[str, str] | None = None
 ) -> str:
     """A DataWorks message of one row (an update is the UPDATE_AFTER half with its before)."""
-    op = "DELETE" if after is None else "UPDATE_AFTER" if before else "INSERT"
-    return json.dumps(
-        {
-            "schema": {
-                "dataColumn": [{"name": k, "type": t} for k, t in (columns or DW_TYPES).items()],
-                "primaryKey": ["id"],
-                "source": {"dbType": "MySQL", "dbName": "shop", "tableName": "items"},
-            },
-            "payload": {
-                "before": before and {"dataColumn": before},
-                "after": after and {"dataColumn": after},
-                "sequenceId": str(1_700_000_000_000_000 + n),
-                "timestamp": {"eventTime": 1_700_000_000_000, "systemTime": 1_700_000_000_001},
-                "op": op,
-                "ddl": None,
-            },
-            "version": "0.0.1",
-        }
-    )
+    return json.dumps(dataworks_doc(n, after, before, columns=columns))
 
 
 BUILDERS = {"debezium": debezium, "canal": canal, "ckafka": ckafka, "dataworks": dataworks}
