@@ -393,21 +393,7 @@ def ckafka(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]
 
 def ckafka_create() -> dict[str, Any]:
     cols = ", ".join(f"`{c}` {t}" for c, t in MYSQL.items())
-    return {
-        "data": None,
-        "database": "shop",
-        "es": 1655812326,
-        "id": 0,
-        "isDdl": True,
-        "mysqlType": None,
-        "old": None,
-        "pkNames": None,
-        "sql": f"CREATE TABLE `items_ckafka` ({cols}, PRIMARY KEY (`id`))",
-        "sqlType": None,
-        "table": "items_ckafka",
-        "ts": 1655812326,
-        "type": "CREATE",
-    }
+    return msgs.ckafka_create_doc(cols, table="items_ckafka")
 
 
 def dataworks(n: int, op: str, after: Any, before: Any, key: Any) -> dict[str, Any]:

@@ -99,25 +99,30 @@ def canal(
     )
 
 
+def ckafka_create_doc(
+    columns: str = "`id` int NOT NULL, `name` varchar(20), `qty` bigint", table: str = "items"
+) -> dict[str, Any]:
+    """The canal-form CREATE TABLE a CKafka stream carries before its DML, as an object."""
+    return {
+        "data": None,
+        "database": "shop",
+        "es": 1655812326,
+        "id": 0,
+        "isDdl": True,
+        "mysqlType": None,
+        "old": None,
+        "pkNames": None,
+        "sql": f"CREATE TABLE `{table}` ({columns}, PRIMARY KEY (`id`))",
+        "sqlType": None,
+        "table": table,
+        "ts": 1655812326,
+        "type": "CREATE",
+    }
+
+
 def ckafka_create(columns: str = "`id` int NOT NULL, `name` varchar(20), `qty` bigint") -> str:
     """The canal-form CREATE TABLE a CKafka stream carries before its DML."""
-    return json.dumps(
-        {
-            "data": None,
-            "database": "shop",
-            "es": 1655812326,
-            "id": 0,
-            "isDdl": True,
-            "mysqlType": None,
-            "old": None,
-            "pkNames": None,
-            "sql": f"CREATE TABLE `items` ({columns}, PRIMARY KEY (`id`))",
-            "sqlType": None,
-            "table": "items",
-            "ts": 1655812326,
-            "type": "CREATE",
-        }
-    )
+    return json.dumps(ckafka_create_doc(columns))
 
 
 def ckafka(n: int, after: Row | None, before: Row | None = None) -> str:

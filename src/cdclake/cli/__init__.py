@@ -27,6 +27,7 @@ from cdclake.cli.common import (
     console,
     duration,
     err,
+    kafka_options,
     one_line_errors,
 )
 from cdclake.target_layout import KEEP_BATCHES
@@ -142,7 +143,6 @@ def apply(
     from cdclake.config import (
         ApplyConfig,
         KafkaSource,
-        parse_kafka_option,
         parse_mapping,
         parse_primary_key,
         parse_scd_type,
@@ -187,7 +187,7 @@ def apply(
                 fail_on_data_loss=fail_on_data_loss,
                 max_offsets_per_trigger=max_offsets_per_trigger,
                 max_message_bytes=max_message_bytes,
-                options=dict(parse_kafka_option(o) for o in kafka_option or []),
+                options=kafka_options(kafka_option),
             ),
             binary_encoding=cast("BinaryEncoding", binary_encoding),
             metrics_port=metrics_port,

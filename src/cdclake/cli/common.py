@@ -79,6 +79,13 @@ def one_line_errors(where: str) -> Iterator[None]:
         raise _failed(e, where) from None
 
 
+def kafka_options(pairs: list[str] | None) -> dict[str, str]:
+    """``--kafka-option KEY=VALUE``… as the options a Kafka source or sink is given."""
+    from cdclake.config import parse_kafka_option
+
+    return dict(parse_kafka_option(o) for o in pairs or [])
+
+
 def validation_message(e: ValidationError) -> str:
     """A config value out of range, named as its option: ``--keep-batches: …``."""
     from cdclake.config import PARTS

@@ -38,6 +38,7 @@ from cdclake.cli.common import (
     app,
     console,
     err,
+    kafka_options,
     one_line_errors,
 )
 from cdclake.errors import ConfigError
@@ -103,12 +104,6 @@ def _options(
     )
 
 
-def _kafka_options(pairs: list[str] | None) -> dict[str, str]:
-    from cdclake.config import parse_kafka_option
-
-    return dict(parse_kafka_option(o) for o in pairs or [])
-
-
 def _report(messages: DataFrame, quarantine: str | None = None) -> dict[str, int]:
     """Print the counts and the most frequent quarantine reasons; return the counts."""
     from cdclake.run import produce
@@ -160,7 +155,7 @@ def _write(
     output: str | None,
     bootstrap: str | None,
     to_topic: str,
-    kafka_options: dict[str, str],
+    kafka: dict[str, str],
     mode: str = "overwrite",
 ) -> None:
     from cdclake.run import produce
@@ -168,7 +163,7 @@ def _write(
     if output is not None:
         produce.write_files(messages, output, mode)
     if bootstrap is not None:
-        produce.write_kafka(messages, bootstrap, to_topic, kafka_options)
+        produce.write_kafka(messages, bootstrap, to_topic, kafka)
 
 
 def _target(output: str | None, bootstrap: str | None) -> None:
@@ -234,7 +229,7 @@ def convert(
         from cdclake.config import KafkaSource
         from cdclake.run import queries
 
-        kafka = _kafka_options(kafka_option)
+        kafka = kafka_options(kafka_option)
         spark = _spark()
         # the pass-through options (security settings) apply to the read and to the write
         source = KafkaSource(bootstrap=kafka_bootstrap, topics=tuple(topic), options=kafka)
@@ -374,7 +369,7 @@ def publish(
         _target(output, kafka_bootstrap)
         source = name or "lake." + table.rstrip("/").rsplit("/", 1)[-1]
         keys = tuple(k.strip() for k in (primary_key or "").split(",") if k.strip())
-        kafka = _kafka_options(kafka_option)
+        kafka = kafka_options(kafka_option)
         spark = _spark()
         if not stream:
             cdf = produce.read_change_feed(spark, table, starting_version)

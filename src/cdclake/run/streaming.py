@@ -60,18 +60,6 @@ class KafkaStreamError(CdclakeError):
     """The Kafka query stopped: the broker, the offsets or the checkpoint are the cause."""
 
 
-def source_options(config: ApplyConfig) -> dict[str, str]:
-    """The options of Spark's Kafka source for ``config`` (see
-    :func:`cdclake.run.queries.kafka_options`).
-
-    >>> source_options(ApplyConfig(kafka_bootstrap="h:9092", topics=("a", "b"),
-    ...                            checkpoint="/c", target="/t"))["subscribe"]
-    'a,b'
-    """
-    assert config.kafka is not None
-    return queries.kafka_options(config.kafka)
-
-
 def _limit(config: ApplyConfig) -> int:
     """The largest Kafka record (key, value and headers) a batch takes (--max-message-bytes)."""
     assert config.kafka is not None
