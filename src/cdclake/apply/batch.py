@@ -28,6 +28,7 @@ from cdclake.apply import tables as tbl
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
 from cdclake.apply.parallel import Task, run_all
 from cdclake.apply.results import BatchResult, TableResult, TableStats, Txn
+from cdclake.apply.rollup import roll_up
 from cdclake.apply.scd1 import apply_keyed, apply_truncates
 from cdclake.apply.scd2 import (
     ColumnChoice,
@@ -118,8 +119,7 @@ def quarantine(
         F.lit(batch_id).cast("bigint").alias("batch_id"),
         F.current_timestamp().alias("quarantined_at"),
     )
-    with txn("quarantine"):
-        rows.write.format("delta").mode("append").option("mergeSchema", "true").save(path)
+    txn.append(rows, path, "quarantine", {"mergeSchema": "true"})
 
 
 def _raise_bad(bad: DataFrame) -> None:
@@ -348,9 +348,10 @@ def _count_refused(
 def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row], int]:
     """One pass over the batch: per (table, op), per input source and per source id (see
     :mod:`cdclake.apply.liveness`), for the good changes; the number of bad ones, and of those
-    the number that need two passes (:data:`cdclake.decode.NEW_SCHEMA`). Grouping sets give
-    every grouping from the same scan."""
-    rows = (
+    the number that need two passes (:data:`cdclake.decode.NEW_SCHEMA`). One aggregate groups
+    by all of these at once; the groupings are rolled up from its few rows
+    (:mod:`cdclake.apply.rollup`)."""
+    groups = (
         changes.withColumns(
             {
                 "_bad": F.col("error").isNotNull(),
@@ -358,17 +359,8 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]
                 "_source_id": liveness.source_id(),
             }
         )
-        .groupingSets(
-            [["_bad", "table", "op"], ["_bad", "_source"], ["_bad", "_source_id"]],
-            "_bad",
-            "table",
-            "op",
-            "_source",
-            "_source_id",
-        )
+        .groupBy("_bad", "table", "op", "_source", "_source_id")
         .agg(
-            F.grouping("_source").alias("_per_op"),
-            F.grouping("_source_id").alias("_per_id"),
             *liveness.aggregates(),
             F.collect_set("row_schema").alias("schemas"),
             F.max_by("key_columns", "seq").alias("keys"),
@@ -388,12 +380,12 @@ def _summarize(changes: DataFrame) -> tuple[list[Row], list[Row], int, list[Row]
         )
         .collect()
     )
-    per_op = [r for r in rows if r["_per_op"] and r["_per_id"] and not r["_bad"]]
-    progress = [r for r in rows if not r["_per_op"] and not r["_bad"]]
-    per_source = [r for r in rows if not r["_per_id"] and not r["_bad"]]
-    totals = [r for r in rows if r["_per_op"] and r["_per_id"] and r["_bad"]]
-    n_bad, n_new = sum(r["n"] for r in totals), sum(r["n_new"] for r in totals)
-    return per_op, progress, n_bad, per_source, n_new
+    good = [g for g in groups if not g["_bad"]]
+    bad = [g for g in groups if g["_bad"]]
+    per_op = roll_up(good, ("table", "op"))
+    progress = roll_up(good, ("_source",))
+    per_source = roll_up(good, ("_source_id",))
+    return per_op, progress, sum(g["n"] for g in bad), per_source, sum(g["n_new"] for g in bad)
 
 
 def _table_task(

@@ -112,11 +112,8 @@ def record(
         .coalesce(1)
         .withColumn("recorded_at", F.current_timestamp())
     )
-    with txn("sources"):
-        # mergeSchema: a log written before a column was added (``last_offset``) gains it
-        df.write.format("delta").mode("append").option("mergeSchema", "true").save(
-            target.system_path(SOURCES)
-        )
+    # mergeSchema: a log written before a column was added (``last_offset``) gains it
+    txn.append(df, target.system_path(SOURCES), "sources", {"mergeSchema": "true"})
 
 
 def _source_row(r: Row, batch_id: int | None) -> dict[str, Any]:

@@ -206,10 +206,10 @@ def record_tombstones(
         F.col("position").cast(position_type).alias(POSITION_COL),
         F.current_timestamp().alias(DELETED_AT),
     )
-    with txn("tombstones"):
-        if exists or not needs_column_mapping(rows.schema):
-            rows.write.format("delta").mode("append").save(path)
-        else:  # a key Delta takes only with column mapping, set when the log is created
+    if exists or not needs_column_mapping(rows.schema):
+        txn.append(rows, path, "tombstones")
+    else:  # a key Delta takes only with column mapping, set when the log is created
+        with txn("tombstones"):
             tbl.create_with_rows(rows, path, rows.schema)
 
 

@@ -338,8 +338,7 @@ def apply_history(
         _rebuild(
             spark, table, prior, fresh, incoming, columns, tracked, new_truncate, files, txn, result
         )
-        with txn("history-log"):
-            fresh.coalesce(files).write.format("delta").mode("append").save(table.log_path)
+        txn.append(fresh.coalesce(files), table.log_path, "history-log")
     finally:
         cached.unpersist()
 

@@ -27,7 +27,7 @@ from cdclake.names import (
 )
 from cdclake.names import column as column  # re-exported: T.quote, T.column
 from cdclake.names import quote as quote
-from cdclake.paths import join, read_text
+from cdclake.paths import exists, join, read_text
 
 # the layout's names, re-exported (T.QUARANTINE, T.escape_identifier, ...)
 from cdclake.target_layout import BACKFILL_PROPERTY as BACKFILL_PROPERTY
@@ -259,11 +259,63 @@ def merge_source_rows(spark: SparkSession, path: str, counts: tuple[int, int, in
 
 def commit_info(spark: SparkSession, path: str, version: int) -> dict[str, Any] | None:
     """The ``commitInfo`` of one commit of the table at ``path``, read on the driver."""
-    text = read_text(spark, join(path, "_delta_log", f"{version:020d}.json"))
+    return _commit_info_of(read_text(spark, join(path, "_delta_log", f"{version:020d}.json")))
+
+
+def _commit_info_of(text: str | None) -> dict[str, Any] | None:
     for line in (text or "").splitlines():
         info = json.loads(line).get("commitInfo") if "commitInfo" in line else None
         if info is not None:
             return dict(info)
+    return None
+
+
+TXN_KEY = "cdclake_txn"
+"""The key of a commit's ``userMetadata`` (a JSON object) that names the idempotent write that
+made it: ``{"cdclake_txn": "<app id>/<step>", "version": <batch id>}``."""
+TXN_REACH = 1000
+"""How many of a table's newest commits :func:`last_txn_version` reads, at most, for its write."""
+
+
+def txn_metadata(tag: str, version: int) -> str:
+    return json.dumps({TXN_KEY: tag, "version": version}, separators=(",", ":"))
+
+
+def last_txn_version(
+    spark: SparkSession, path: str, tag: str, reach: int = TXN_REACH
+) -> int | None:
+    """The batch id of the newest commit of the table at ``path`` made by the idempotent write
+    ``tag`` (see :data:`TXN_KEY`); -1 when there is no table there; None when no commit of it
+    is among the ``reach`` newest (or they cannot be read: a Spark Connect session, a log
+    cleaned up past them), so that the table's log cannot say.
+
+    The newest version comes from Delta's own log listing (no snapshot state), then the commit
+    files are read newest first on the driver: one small file when the table's last write is
+    this one's previous batch, as it is for cdclake's own logs in a stream. The newest tagged
+    commit is the write's newest batch: a stream writes its batches in order.
+    """
+    jvm: Any = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return None
+    if not exists(spark, join(path, "_delta_log")):
+        return -1
+    empty = jvm.scala.Option.empty()
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+    newest = int(log.update(False, empty, empty).version())
+    if newest < 0:
+        return -1
+    for version in range(newest, max(newest - reach, -1), -1):
+        text = read_text(spark, join(path, "_delta_log", f"{version:020d}.json"))
+        if text is None:  # cleaned up (older than the log's retention)
+            return None
+        meta = (_commit_info_of(text) or {}).get("userMetadata")
+        if meta and TXN_KEY in meta:
+            try:
+                doc = json.loads(meta)
+            except ValueError:  # a user's own text that names the key
+                continue
+            if isinstance(doc, dict) and doc.get(TXN_KEY) == tag:
+                return int(doc["version"])
     return None
 
 

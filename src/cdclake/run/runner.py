@@ -20,7 +20,7 @@ from cdclake import phases as progress
 from cdclake.apply.batch import apply_changes
 from cdclake.apply.results import BatchResult, Txn
 from cdclake.apply.schema_changes import apply_ddl_records
-from cdclake.apply.tables import Target
+from cdclake.apply.tables import Target, rows_in
 from cdclake.config import ApplyConfig
 from cdclake.decode import (
     KnownGroups,
@@ -218,7 +218,8 @@ def run_stream(
 
     With ``available_now`` it processes what is there and returns; otherwise it runs until
     stopped. Each micro-batch goes through the same path as :func:`run_batch`; with
-    ``config.metrics_port`` each updates the metrics served (:mod:`cdclake.ops.metrics`).
+    ``config.metrics_port`` each updates the metrics served (:mod:`cdclake.ops.metrics`). The
+    tables' rows are counted once, when the query ends (as a Kafka stream does).
     """
     config.check()
     assert config.checkpoint is not None
@@ -241,7 +242,7 @@ def run_stream(
             started = _now()
             epoch = batch_epoch(spark, config.checkpoint, batch_id)
             raw, messages = sources.raw_from_text(batch, epoch)
-            result = apply_raw(raw, config, app_id, batch_id, messages, known=known)
+            result = apply_raw(raw, config, app_id, batch_id, messages, False, known)
             total.merge(result)
             between(batch_id, result)
             if served is not None:
@@ -253,6 +254,7 @@ def run_stream(
             spark.readStream.format("text").option("pathGlobFilter", "[!._]*").load(directory)
         )
         start_query(stream, each, config).awaitTermination()
+    count_rows(spark, Target(config.target, dict(config.table_map)), total)
     return total
 
 
@@ -332,6 +334,12 @@ class BetweenBatches:
         for done in report:
             if done.outcome != "ok":
                 _log.warning("maintenance of %s: %s: %s", done.table, done.outcome, done.reason)
+
+
+def count_rows(spark: SparkSession, target: Target, result: BatchResult) -> None:
+    """Set the rows each table of ``result`` holds now: once per run, not once per batch."""
+    for name, table in result.tables.items():
+        table.rows_now = rows_in(spark, target.table_path(name))
 
 
 def start_query(

@@ -1,7 +1,7 @@
 """What each micro-batch of a Kafka query did: a progress line and a row of ``_cdc_batches``.
 
-One record per batch id, written with Delta's idempotent-write options (``txnAppId`` +
-``txnVersion``), so a batch that is replayed after a crash does not add a second record::
+One record per batch id, written as an idempotent append (:meth:`cdclake.apply.results.Txn.append`),
+so a batch that is replayed after a crash does not add a second record::
 
     batch 3: messages 40; changes 38 = applied 30 + ignored 8; control 1; quarantined 1;
     tables 2; lag 120 offsets (max 80 on orders[0]), 2.1 s behind the newest message
@@ -33,7 +33,7 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from cdclake.apply.results import BatchResult
+from cdclake.apply.results import BatchResult, Txn
 from cdclake.apply.tables import BATCHES, Target
 from cdclake.run.summary import reconciliation
 
@@ -163,13 +163,8 @@ def progress_line(m: BatchMetrics) -> str:
 def write_record(spark: SparkSession, target: str, m: BatchMetrics, app_id: str) -> None:
     """Append the batch's record to ``<target>/_cdc_batches`` once, however often it is replayed."""
     df = spark.createDataFrame([m.record(app_id)], BATCHES_SCHEMA)
-    (
-        df.write.format("delta")
-        .mode("append")
-        .option("mergeSchema", "true")
-        .option("txnAppId", f"{app_id}/batches")
-        .option("txnVersion", str(m.batch_id))
-        .save(Target(target).system_path(BATCHES))
+    Txn(spark, app_id, m.batch_id).append(
+        df, Target(target).system_path(BATCHES), "batches", {"mergeSchema": "true"}
     )
 
 

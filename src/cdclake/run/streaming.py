@@ -33,13 +33,13 @@ from pyspark.sql import functions as F
 from cdclake import sources
 from cdclake.apply.batch import quarantine
 from cdclake.apply.results import BatchResult, Txn
-from cdclake.apply.tables import Target, rows_in
+from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
 from cdclake.errors import BadInputError, CdclakeError, ConfigError
 from cdclake.ops.metrics import serving
 from cdclake.run import queries
-from cdclake.run.runner import BetweenBatches, app_id_for, apply_raw, start_query
+from cdclake.run.runner import BetweenBatches, app_id_for, apply_raw, count_rows, start_query
 from cdclake.run.stream_metrics import (
     BatchMetrics,
     LatestOffsets,
@@ -265,12 +265,6 @@ def run_kafka(
             query.stop()
     count_rows(spark, Target(config.target, dict(config.table_map)), total)
     return total
-
-
-def count_rows(spark: SparkSession, target: Target, result: BatchResult) -> None:
-    """Set the rows each table of ``result`` holds now: once per run, not once per batch."""
-    for name, table in result.tables.items():
-        table.rows_now = rows_in(spark, target.table_path(name))
 
 
 def _query_failure(e: StreamingQueryException, config: ApplyConfig) -> str:

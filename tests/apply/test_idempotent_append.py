@@ -1,0 +1,88 @@
+"""Idempotent appends to cdclake's own logs (``Txn.append``): a replayed batch appends nothing,
+without the state reconstruction that Delta's ``txnAppId``/``txnVersion`` costs (issue 36)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from jobs import count_jobs
+from pyspark.sql import DataFrame, SparkSession
+
+from cdclake.apply.results import Txn
+from cdclake.apply.tables import TXN_KEY, commit_info
+
+
+def _rows(spark: SparkSession, *values: int) -> DataFrame:
+    return spark.createDataFrame([(v,) for v in values], "n INT").coalesce(1)
+
+
+def _stored(spark: SparkSession, path: Path) -> list[int]:
+    return sorted(r["n"] for r in spark.read.format("delta").load(str(path)).collect())
+
+
+def test_a_replayed_batch_appends_nothing_and_later_batches_append(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    path = tmp_path / "log"
+    first = Txn(spark, "app", 3).append(_rows(spark, 1, 2), str(path), "sources")
+    again = Txn(spark, "app", 3).append(_rows(spark, 1, 2), str(path), "sources")
+    other_step = Txn(spark, "app", 3).append(_rows(spark, 7), str(path), "tombstones")
+    nxt = Txn(spark, "app", 4).append(_rows(spark, 3), str(path), "sources")
+    older = Txn(spark, "app", 2).append(_rows(spark, 9), str(path), "sources")
+
+    assert (first, again, other_step, nxt, older) == (True, False, True, True, False)
+    assert _stored(spark, path) == [1, 2, 3, 7]
+    meta = json.loads(commit_info(spark, str(path), 2)["userMetadata"])
+    assert meta == {TXN_KEY: "app/sources", "version": 4}
+
+
+def test_other_writers_commits_do_not_hide_the_batch(spark: SparkSession, tmp_path: Path) -> None:
+    path = str(tmp_path / "log")
+    Txn(spark, "app", 5).append(_rows(spark, 1), path, "sources")
+    for i in range(3):  # another query's batches, and a plain write
+        Txn(spark, "other", i).append(_rows(spark, 10 + i), path, "sources")
+    _rows(spark, 20).write.format("delta").mode("append").save(path)
+
+    assert Txn(spark, "app", 5).append(_rows(spark, 1), path, "sources") is False
+    assert _stored(spark, path) == [1, 10, 11, 12, 20]
+
+
+def test_a_batch_an_earlier_cdclake_wrote_with_deltas_options_is_not_written_again(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """An earlier cdclake recorded its batches with ``txnAppId``/``txnVersion`` only: the
+    table's log names no batch, so Delta's own check decides (a stream upgraded between a
+    batch's write and its replay)."""
+    path = str(tmp_path / "log")
+    old = _rows(spark, 1).write.format("delta").mode("append")
+    old.option("txnAppId", "app/sources").option("txnVersion", "7").save(path)
+
+    Txn(spark, "app", 7).append(_rows(spark, 1), path, "sources")
+    Txn(spark, "app", 8).append(_rows(spark, 2), path, "sources")
+    Txn(spark, "app", 8).append(_rows(spark, 2), path, "sources")
+
+    assert _stored(spark, path) == [1, 2]
+
+
+def test_an_append_whose_batch_the_log_names_reads_no_table_state(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Delta answers ``txnVersion`` from the table's whole state: three more jobs (``Compute
+    snapshot for version N``) for a three-row append."""
+    path = str(tmp_path / "log")
+    for v in range(3):
+        Txn(spark, "app", v).append(_rows(spark, v), path, "sources")
+
+    ours, _ = count_jobs(
+        spark, "i36-append", lambda: Txn(spark, "app", 3).append(_rows(spark, 3), path, "sources")
+    )
+    options = {"txnAppId": "x/sources", "txnVersion": "1"}
+    with_txn, _ = count_jobs(
+        spark,
+        "i36-txn",
+        lambda: _rows(spark, 4).write.format("delta").mode("append").options(**options).save(path),
+    )
+
+    assert _stored(spark, path) == [0, 1, 2, 3, 4]
+    assert with_txn >= ours + 2, (ours, with_txn)
