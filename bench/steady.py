@@ -7,6 +7,12 @@ runner's ``apply_raw`` with the batch's idempotent-write ids and the plans of th
 (typed in one pass from the second batch on), the tables' rows not counted (as a Kafka stream
 does). What a small batch costs is fixed work, not work per event: this is the tool that shows it
 (issue 36). A batch whose commits reach a tenth version also writes Delta checkpoints.
+
+``--dead-tombstones N`` first loads N other keys, deletes them and brings them back (three
+batches), so the tombstone log holds N tombstones no change can meet any more, as a table
+accumulates over weeks; ``--prune`` then prunes the log to its live tombstones
+(:func:`cdclake.apply.scd1.prune_tombstones`, what ``cdclake maintain`` does) before the steady
+batches. The two runs side by side show what a batch with deletes pays for dead tombstones.
 """
 
 from __future__ import annotations
@@ -15,17 +21,21 @@ import argparse
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
+from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.table import Table
 
-from bench.data import debezium_line, events
+from bench.data import Event, debezium_line, events
 from cdclake._spark import get_or_create
+from cdclake.apply.scd1 import prune_tombstones
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
 from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
+from cdclake.target_layout import TOMBSTONES
 
 
 def _commits(target: Path) -> int:
@@ -37,18 +47,32 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--events-per-batch", type=int, default=300)
     p.add_argument("--batches", type=int, default=18)
     p.add_argument("--keys", type=int, default=200, help="distinct keys of the stream (200)")
+    p.add_argument("--dead-tombstones", type=int, default=0, help="tombstones of keys back")
+    p.add_argument("--prune", action="store_true", help="prune the log before the batches")
     args = p.parse_args(argv)
     n, batches = args.events_per_batch, args.batches
     spark = get_or_create("bench-steady")
     spark.sparkContext.setLogLevel("ERROR")
     tracker = spark.sparkContext.statusTracker()
-    lines = [debezium_line(e, n * batches) for e in events(n * batches, args.keys, 100)]
+    dead = args.dead_tombstones
+    total = n * batches + 3 * dead
+    stream = [replace(e, i=e.i + 3 * dead) for e in events(n * batches, args.keys, 100)]
+    lines = [debezium_line(e, total) for e in stream]
     table = Table("batch", "seconds", "Spark jobs", "Delta commits", "one pass", "applied")
     seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-steady-") as tmp:
         target = Path(tmp) / "lake"
         config = ApplyConfig(format="debezium", target=str(target))
         known = KnownGroups()
+        if dead:
+            _dead_tombstones(spark, config, dead, total, known)
+            if args.prune:
+                [log] = (target / TOMBSTONES).iterdir()  # the stream's one table
+                started = time.perf_counter()
+                gone = prune_tombstones(spark, str(log), str(target / log.name))
+                Console().print(
+                    f"pruned {gone:,} tombstones in {time.perf_counter() - started:.1f} s"
+                )
         for b in range(batches):
             raw = raw_from_lines(spark, lines[b * n : (b + 1) * n], epoch=b)
             before = _commits(target)
@@ -70,6 +94,24 @@ def main(argv: list[str] | None = None) -> None:
             f"steady batches (from the third): median "
             f"{statistics.median(seconds):.2f} s, min {min(seconds):.2f} s over {len(seconds)}"
         )
+
+
+def _dead_tombstones(
+    spark: SparkSession, config: ApplyConfig, dead: int, total: int, known: KnownGroups
+) -> None:
+    """Keys the stream never touches (ids from 10^9), inserted, deleted and inserted again."""
+    keys = [10**9 + j for j in range(dead)]
+    rows = [
+        {"id": k, "first_name": "x", "last_name": "y", "email": f"{k}@example.org"} for k in keys
+    ]
+    steps = [
+        [Event(j, "c", None, r) for j, r in enumerate(rows)],
+        [Event(dead + j, "d", r, None) for j, r in enumerate(rows)],
+        [Event(2 * dead + j, "c", None, r) for j, r in enumerate(rows)],
+    ]
+    for b, step in enumerate(steps):
+        raw = raw_from_lines(spark, [debezium_line(e, total) for e in step], epoch=-3 + b)
+        apply_raw(raw, config, "bench-steady-dead", b, len(step), False, known)
 
 
 if __name__ == "__main__":

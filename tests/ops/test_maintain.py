@@ -275,6 +275,43 @@ def test_tombstones_past_their_retention_go_and_a_late_event_then_comes_back(
     assert lake.rows(table) == [(1, "ann", 9), (2, "bob", 2)]
 
 
+def test_tombstone_logs_keep_only_live_tombstones_and_still_hold_late_events_back(
+    spark: SparkSession, lake: Any
+) -> None:
+    """The log keeps one tombstone per key deleted now: ann (deleted twice, each delete
+    logged) keeps her newest, bob (deleted, then back) none. A late event older than ann's
+    newest delete and one older than bob's row still change nothing; newer ones do."""
+    from builders import msgs
+
+    table, f = msgs.TABLES["debezium"], msgs.DBZ_FIELDS
+    ann, bob = {"id": 1, "name": "ann", "qty": 1}, {"id": 2, "name": "bob", "qty": 2}
+    lake.apply([msgs.debezium(1, ann, schema=f), msgs.debezium(2, bob, schema=f)])
+    lake.apply([msgs.debezium(3, None, ann, op="d", schema=f),
+                msgs.debezium(4, None, bob, op="d", schema=f)])  # fmt: skip
+    lake.apply([msgs.debezium(5, ann, schema=f), msgs.debezium(6, bob, schema=f)])
+    lake.apply([msgs.debezium(7, None, ann, op="d", schema=f)])
+    tombs = f"_cdc_tombstones/{table}"
+
+    def log() -> list[tuple[int, int]]:
+        rows = spark.read.format("delta").load(str(lake.root / tombs)).collect()
+        return sorted((r["id"], r["_cdc_position"][0]) for r in rows)
+
+    assert [k for k, _ in log()] == [1, 1, 2]  # every delete ever applied
+    report = maintain(spark, str(lake.root), compact=False, vacuum=False)
+    assert {t.table: t.rows_removed for t in report}[tombs] == 2
+    assert log() == [(1, 7)]  # ann's newest delete; bob is back
+    late = [
+        msgs.debezium(6, {**ann, "qty": 6}, ann, op="u", schema=f),  # older than ann's delete
+        msgs.debezium(5, {**bob, "qty": 5}, bob, op="u", schema=f),  # older than bob's row
+    ]
+    assert lake.apply(late).tables[table].ignored == 2
+    assert lake.rows(table) == [(2, "bob", 2)]
+    again = maintain(spark, str(lake.root), compact=False, vacuum=False)
+    assert {t.table: t.rows_removed for t in again}[tombs] == 0
+    lake.apply([msgs.debezium(8, {**ann, "qty": 8}, schema=f)])
+    assert lake.rows(table) == [(1, "ann", 8), (2, "bob", 2)]
+
+
 def test_maintain_killed_mid_table_leaves_every_table_readable_and_exact(
     spark: SparkSession, lake: Any, short_retention: Any
 ) -> None:

@@ -213,6 +213,57 @@ def record_tombstones(
             tbl.create_with_rows(rows, path, rows.schema)
 
 
+def prune_tombstones(spark: SparkSession, path: str, table_path: str) -> int:
+    """Delete the tombstones of ``path`` (a keyed table's log, see :func:`record_tombstones`)
+    that can no longer hold any change back; rows deleted (0 for a keyless table's log).
+
+    A tombstone ``(key, p)`` is dead when the log holds a newer delete of its key, or when the
+    table holds the key with a position newer than ``p`` (the key came back): every change an
+    older tombstone would stop is stopped as well by the newer delete or by the row, whose
+    position a change must pass, and a row leaves the table only by a newer delete (which
+    leaves its own tombstone) or a truncate (remembered by the table). What stays is the set
+    of live tombstones, one per deleted key, which every batch with a delete joins: the log no
+    longer grows with every delete ever applied. Exact beside a running stream: the decision
+    rests only on newer positions, which later writes never take back, and the deletes are a
+    MERGE of the dead rows alone under Delta's concurrency rules (a batch's concurrent append
+    to the log is left as it is).
+    """
+    if not DeltaTable.isDeltaTable(spark, table_path):
+        return 0
+    log = spark.read.format("delta").load(path)
+    target = spark.read.format("delta").load(table_path)
+    keys = [c for c in log.columns if c not in (POSITION_COL, DELETED_AT)]
+    stored = {c.lower() for c in target.columns}
+    # a keyless table's log holds content hashes, kept one per content by its own MERGE
+    if not keys or any(k.lower() not in stored for k in keys) or POSITION_COL not in log.columns:
+        return 0
+    k = [F.col(tbl.quote(c)).alias(f"_k{i}") for i, c in enumerate(keys)]
+    entries = log.select(*k, F.col(POSITION_COL).alias("_p"))
+    newest = entries.groupBy(*[f"_k{i}" for i in range(len(keys))]).agg(F.max("_p").alias("_n"))
+    rows = target.select(
+        *[F.col(tbl.quote(c)).alias(f"_r{i}") for i, c in enumerate(keys)],
+        F.col(POSITION_COL).alias("_q"),
+    )
+    same = [F.col(f"_k{i}").eqNullSafe(F.col(f"_r{i}")) for i in range(len(keys))]
+    dead = (
+        entries.join(newest, [f"_k{i}" for i in range(len(keys))])
+        .join(rows, _and(same), "left")
+        .filter((F.col("_p") < F.col("_n")) | F.coalesce(F.col("_q") > F.col("_p"), F.lit(False)))
+        .select(*[f"_k{i}" for i in range(len(keys))], "_p")
+        .distinct()
+    )
+    match = " AND ".join([_key_match(keys, "t", "s"), f"t.{tbl.quote(POSITION_COL)} <=> s._p"])
+    metrics = (
+        DeltaTable.forPath(spark, path)
+        .alias("t")
+        .merge(dead.alias("s"), match)
+        .whenMatchedDelete()
+        .execute()
+        .first()
+    )
+    return int(metrics["num_deleted_rows"] or 0) if metrics is not None else 0
+
+
 def tombstone_positions(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame:
     """The newest delete position of each key in a tombstone log (``_t0.._tn``, ``_tomb``)."""
     return (

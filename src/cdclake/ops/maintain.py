@@ -22,13 +22,16 @@ replays) and, per table:
   ``keep_batches`` batches and rolls each older source, input and table up into one row (its
   newest position and times, its counts summed), so ``cdclake status`` reads the same before and
   after; ``_cdc_batches`` and ``_cdc_quarantine`` drop rows older than their retention, when one
-  is given (default: kept). Tombstones are kept unless ``tombstones`` is given
+  is given (default: kept). Tombstone logs keep only their live tombstones, one per key
+  that is deleted now (:func:`cdclake.apply.scd1.prune_tombstones`: exact, no retention
+  needed), so what each batch with a delete joins stays bounded by the deleted keys, not by
+  every delete ever applied. Live tombstones are kept unless ``tombstones`` is given
   (``--tombstone-retention``): exactness needs every delete position, and an event for a
   deleted key that arrives after its tombstone is gone brings the row back (a replay, a
   connector that re-sends from an old offset). The retention trades that against a log that
-  grows with every delete; like the tombstone GC threshold of Databricks' AUTO CDC it should
-  exceed the longest delay with which a stale event can still arrive. Tombstones written before
-  they had a time (``_cdc_deleted_at`` null) are kept.
+  grows with every key deleted and not back; like the tombstone GC threshold of Databricks'
+  AUTO CDC it should exceed the longest delay with which a stale event can still arrive.
+  Tombstones written before they had a time (``_cdc_deleted_at`` null) are kept.
 
 Maintenance is safe beside a running stream: compaction and vacuum are Delta operations with
 its concurrency rules, and a table whose maintenance meets a concurrent write is reported as
@@ -53,6 +56,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdclake import paths
+from cdclake.apply.scd1 import prune_tombstones
 from cdclake.errors import is_write_conflict
 from cdclake.target_layout import (
     BATCHES,
@@ -284,8 +288,13 @@ def _bound_records(spark: SparkSession, path: str, folder: str, retention: Reten
         return _delete_before(spark, path, "finished_at", now - retention.batches)
     if folder == QUARANTINE and retention.quarantine is not None:
         return _delete_before(spark, path, "quarantined_at", now - retention.quarantine)
-    if folder.startswith(f"{TOMBSTONES}/") and retention.tombstones is not None:
-        return _delete_before(spark, path, DELETED_AT, now - retention.tombstones)
+    if folder.startswith(f"{TOMBSTONES}/"):
+        # the table the log belongs to: its folder under the target (see Target.tombstone_path)
+        table_path = paths.join(path[: -len(folder)].rstrip("/"), folder.split("/", 1)[1])
+        removed = prune_tombstones(spark, path, table_path)
+        if retention.tombstones is not None:
+            removed += _delete_before(spark, path, DELETED_AT, now - retention.tombstones)
+        return removed
     return 0
 
 
