@@ -233,9 +233,12 @@ def prune_tombstones(spark: SparkSession, path: str, table_path: str) -> int:
     log = spark.read.format("delta").load(path)
     target = spark.read.format("delta").load(table_path)
     keys = [c for c in log.columns if c not in (POSITION_COL, DELETED_AT)]
+    from cdclake.apply.keyless import HASH_COL  # keyless builds on this module
+
     stored = {c.lower() for c in target.columns}
     # a keyless table's log holds content hashes, kept one per content by its own MERGE
-    if not keys or any(k.lower() not in stored for k in keys) or POSITION_COL not in log.columns:
+    keyless = HASH_COL.lower() in stored or any(k.lower() not in stored for k in keys)
+    if not keys or keyless or POSITION_COL not in log.columns:
         return 0
     k = [F.col(tbl.quote(c)).alias(f"_k{i}") for i, c in enumerate(keys)]
     entries = log.select(*k, F.col(POSITION_COL).alias("_p"))
