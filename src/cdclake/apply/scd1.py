@@ -240,19 +240,27 @@ def prune_tombstones(spark: SparkSession, path: str, table_path: str) -> int:
     keyless = HASH_COL.lower() in stored or any(k.lower() not in stored for k in keys)
     if not keys or keyless or POSITION_COL not in log.columns:
         return 0
-    k = [F.col(tbl.quote(c)).alias(f"_k{i}") for i, c in enumerate(keys)]
-    entries = log.select(*k, F.col(POSITION_COL).alias("_p"))
-    newest = entries.groupBy(*[f"_k{i}" for i in range(len(keys))]).agg(F.max("_p").alias("_n"))
+    names = [f"_k{i}" for i in range(len(keys))]
+    entries = log.select(
+        *[F.col(tbl.quote(c)).alias(n) for c, n in zip(keys, names, strict=True)],
+        F.col(POSITION_COL).alias("_p"),
+    )
+    newest = tombstone_positions(spark, path, keys)  # ``_t0.._tn``, ``_tomb``
     rows = target.select(
         *[F.col(tbl.quote(c)).alias(f"_r{i}") for i, c in enumerate(keys)],
         F.col(POSITION_COL).alias("_q"),
     )
-    same = [F.col(f"_k{i}").eqNullSafe(F.col(f"_r{i}")) for i in range(len(keys))]
     dead = (
-        entries.join(newest, [f"_k{i}" for i in range(len(keys))])
-        .join(rows, _and(same), "left")
-        .filter((F.col("_p") < F.col("_n")) | F.coalesce(F.col("_q") > F.col("_p"), F.lit(False)))
-        .select(*[f"_k{i}" for i in range(len(keys))], "_p")
+        entries.join(
+            newest, _and([F.col(n).eqNullSafe(F.col(f"_t{i}")) for i, n in enumerate(names)])
+        )
+        .join(
+            rows, _and([F.col(n).eqNullSafe(F.col(f"_r{i}")) for i, n in enumerate(names)]), "left"
+        )
+        .filter(
+            (F.col("_p") < F.col("_tomb")) | F.coalesce(F.col("_q") > F.col("_p"), F.lit(False))
+        )
+        .select(*names, "_p")
         .distinct()
     )
     match = " AND ".join([_key_match(keys, "t", "s"), f"t.{tbl.quote(POSITION_COL)} <=> s._p"])
