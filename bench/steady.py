@@ -13,11 +13,18 @@ batches), so the tombstone log holds N tombstones no change can meet any more, a
 accumulates over weeks; ``--prune`` then prunes the log to its live tombstones
 (:func:`cdclake.apply.scd1.prune_tombstones`, what ``cdclake maintain`` does) before the steady
 batches. The two runs side by side show what a batch with deletes pays for dead tombstones.
+
+``--transactions K`` groups the stream into source transactions of K events (each event's
+``transaction`` block, and an END record of the transaction-metadata topic after its events; a
+batch ends anywhere in a transaction); ``--consistent`` applies it with ``--consistent``
+(:mod:`cdclake.apply.consistency`). The same input with and without it shows what consistent
+mode costs a batch (issue 39); the ``waiting`` column counts the changes held for the next batch.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
@@ -49,6 +56,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--keys", type=int, default=200, help="distinct keys of the stream (200)")
     p.add_argument("--dead-tombstones", type=int, default=0, help="tombstones of keys back")
     p.add_argument("--prune", action="store_true", help="prune the log before the batches")
+    p.add_argument("--transactions", type=int, default=0, help="events per source transaction")
+    p.add_argument("--consistent", action="store_true", help="apply with --consistent")
     args = p.parse_args(argv)
     n, batches = args.events_per_batch, args.batches
     spark = get_or_create("bench-steady")
@@ -58,11 +67,16 @@ def main(argv: list[str] | None = None) -> None:
     total = n * batches + 3 * dead
     stream = [replace(e, i=e.i + 3 * dead) for e in events(n * batches, args.keys, 100)]
     lines = [debezium_line(e, total) for e in stream]
-    table = Table("batch", "seconds", "Spark jobs", "Delta commits", "one pass", "applied")
+    if args.transactions:
+        lines = in_transactions(lines, args.transactions)
+    n = len(lines) // batches  # with END records, a batch holds the same share of the input
+    table = Table(
+        "batch", "seconds", "Spark jobs", "Delta commits", "one pass", "applied", "waiting"
+    )
     seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-steady-") as tmp:
         target = Path(tmp) / "lake"
-        config = ApplyConfig(format="debezium", target=str(target))
+        config = ApplyConfig(format="debezium", target=str(target), consistent=args.consistent)
         known = KnownGroups()
         if dead:
             _dead_tombstones(spark, config, dead, total, known)
@@ -85,15 +99,39 @@ def main(argv: list[str] | None = None) -> None:
                 seconds.append(took)
             table.add_row(
                 str(b), f"{took:.2f}", str(jobs), str(_commits(target) - before),
-                "yes" if result.one_pass else "no", str(result.applied),
+                "yes" if result.one_pass else "no", str(result.applied), str(result.pending),
             )  # fmt: skip
     console = Console()
     console.print(table)
     if seconds:
         console.print(
             f"steady batches (from the third): median "
-            f"{statistics.median(seconds):.2f} s, min {min(seconds):.2f} s over {len(seconds)}"
+            f"{statistics.median(seconds):.2f} s, min {min(seconds):.2f} s over {len(seconds)}; "
+            f"{n / statistics.median(seconds):,.0f} records/s"
         )
+
+
+def in_transactions(lines: list[str], size: int) -> list[str]:
+    """``lines`` as source transactions of ``size`` events: each event's ``transaction`` block,
+    and after the last of each, the transaction's END record."""
+    out = []
+    for start in range(0, len(lines), size):
+        tx = f"{start // size + 1}:0"
+        group = lines[start : start + size]
+        ts = 0
+        for order, line in enumerate(group, 1):
+            rec = json.loads(line)
+            payload = rec["value"]["payload"]
+            payload["transaction"] = {
+                "id": tx,
+                "total_order": order,
+                "data_collection_order": order,
+            }
+            ts = payload.get("ts_ms") or payload["source"]["ts_ms"]
+            out.append(json.dumps(rec, separators=(",", ":")))
+        end = {"status": "END", "id": tx, "event_count": len(group), "ts_ms": ts}
+        out.append(json.dumps({"key": {"id": tx}, "value": end}, separators=(",", ":")))
+    return out
 
 
 def _dead_tombstones(

@@ -4,6 +4,7 @@
 #   scripts/debezium.sh install
 #   scripts/debezium.sh start  <pg|mariadb> [--schemas true|false] [--topic-prefix P] [--fresh]
 #                              [--bootstrap HOST:PORT] [--rest-port N] [--run-dir DIR]
+#                              [--pg-schema NAME]
 #   scripts/debezium.sh wait-streaming <pg|mariadb> [--schemas true|false] [--timeout S]
 #   scripts/debezium.sh stop   <pg|mariadb> [--schemas true|false]
 #   scripts/debezium.sh status <pg|mariadb> [--schemas true|false]
@@ -70,6 +71,7 @@ BOOTSTRAP="${KAFKA_BOOTSTRAP:-127.0.0.1:${KAFKA_PORT:-19092}}"
 REST_PORT=""
 RUN_DIR=""
 TIMEOUT=120
+PG_SCHEMA="public"
 
 parse_args() {
     DB="${1:-}"
@@ -84,6 +86,7 @@ parse_args() {
             --rest-port) REST_PORT="$2"; shift 2 ;;
             --run-dir) RUN_DIR="$2"; shift 2 ;;
             --timeout) TIMEOUT="$2"; shift 2 ;;
+            --pg-schema) PG_SCHEMA="$2"; shift 2 ;;
             *) die "unknown option '$1'" ;;
         esac
     done
@@ -157,7 +160,7 @@ database.port=${PG_PORT:-15432}
 database.user=${PG_USER:-cdclake}
 database.password=${PG_PASSWORD:-cdclake}
 database.dbname=${PG_DB:-cdclake}
-schema.include.list=public
+schema.include.list=$PG_SCHEMA
 publication.name=cdclake_pub
 publication.autocreate.mode=disabled
 slot.name=$(slot_name)

@@ -40,6 +40,8 @@ OWN_GROUP = {
     "test_fuzz.py": "services-crash",
     # the metastore case (about 100 s: a cdclake run and Spark's Thrift server) goes with them too
     "test_metastore.py": "services-crash",
+    # the consistent-mode case (a Debezium worker of its own, two runs) likewise
+    "test_consistent.py": "services-crash",
 }
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cdclake import history
     from cdclake.apply.batch import apply_changes
+    from cdclake.apply.consistency import snapshot
     from cdclake.apply.results import BatchResult
     from cdclake.config import ApplyConfig
     from cdclake.model import CHANGE_SCHEMA, Op
@@ -33,6 +34,7 @@ _PUBLIC = {
     "register_tables": "cdclake.ops.catalog",
     "run_batch": "cdclake.run.runner",
     "run_stream": "cdclake.run.runner",
+    "snapshot": "cdclake.apply.consistency",
 }
 __all__ = [
     "CHANGE_SCHEMA",
@@ -45,6 +47,7 @@ __all__ = [
     "register_tables",
     "run_batch",
     "run_stream",
+    "snapshot",
 ]
 
 

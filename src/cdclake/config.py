@@ -216,6 +216,9 @@ class ApplyConfig(BaseModel):
     maintenance: Maintenance = Field(default_factory=Maintenance)
     # register every table in this database of the session's catalog (cdclake.ops.catalog)
     catalog_database: str | None = Field(default=None, pattern=r"^[A-Za-z0-9_]+$")
+    # apply only complete source transactions (cdclake.apply.consistency); None: no timeout
+    consistent: bool = False
+    consistent_timeout: timedelta | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -266,6 +269,12 @@ class ApplyConfig(BaseModel):
         )
 
     def check(self) -> ApplyConfig:
+        if self.consistent:
+            from cdclake.apply.consistency import rule_for
+
+            rule_for(self.format)
+        elif self.consistent_timeout is not None:
+            raise ConfigError("--consistent-timeout applies with --consistent: give it too")
         m = self.maintenance
         retained = [
             n

@@ -208,3 +208,10 @@ DEFAULTS_JSON_OPTIONS = {
     "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
     "ignoreNullFields": "true",
 }
+
+TRANSACTION_KEY = "transaction"
+"""Key of ``meta`` holding the source transaction a change belongs to (Debezium's
+``transaction.id``), and on a transaction's BEGIN/END record the transaction it marks.
+Transaction-consistent batches (:mod:`cdclake.apply.consistency`) group changes by it."""
+EVENT_COUNT_KEY = "event_count"
+"""Key of ``meta`` on a Debezium END record: how many change events the transaction made."""

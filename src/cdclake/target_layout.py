@@ -10,6 +10,8 @@ Layout of ``<target>``::
     <target>/_cdc_sources/            per batch: each source's and table's progress (liveness)
     <target>/_cdc_replays/            quarantine replays: started and finished markers
     <target>/_cdc_ddl/                the DDL statements applied
+    <target>/_cdc_pending/            --consistent: changes of source transactions not complete yet
+    <target>/_cdc_cuts/               --consistent: per batch, the Delta version of every table
 
 ``identifier`` is the source identifier with every character outside ``[A-Za-z0-9_.$-]``
 percent-escaped (and a leading dot too), so no identifier can leave ``<target>``. The readers
@@ -39,7 +41,11 @@ BATCHES = "_cdc_batches"  # one row per streaming micro-batch: counts, lag, time
 SOURCES = "_cdc_sources"  # per batch and table/source: positions and source times (freshness)
 DDL_TABLE = "_cdc_ddl"  # the DDL statements applied, with their positions
 REPLAYS = "_cdc_replays"  # quarantine replays: what each replay selected and applied
-SYSTEM_TABLES = (QUARANTINE, TOMBSTONES, HISTORY_LOG, BATCHES, SOURCES, DDL_TABLE, REPLAYS)
+PENDING = "_cdc_pending"  # --consistent: the changes of transactions that are not complete yet
+CUTS = "_cdc_cuts"  # --consistent: per batch, its cut (every table's Delta version)
+SYSTEM_TABLES = (
+    QUARANTINE, TOMBSTONES, HISTORY_LOG, BATCHES, SOURCES, DDL_TABLE, REPLAYS, PENDING, CUTS,
+)  # fmt: skip
 
 DELETED_AT = "_cdc_deleted_at"
 """A tombstone's write time (when its delete was applied): what ``--tombstone-retention`` ages."""

@@ -28,10 +28,13 @@ def event(
     row_fields: list[dict[str, Any]] | None = None,
     headers: dict[str, Any] | None = None,
     schema: bool = True,
-    snapshot: bool = False,
+    snapshot: bool | str = False,
     ts_ms: int = 1_700_000_000_000,
+    transaction: str | None = None,
+    order: int = 1,
 ) -> str:
-    """One PostgreSQL Debezium event as a record-object line (key from the ``id`` column)."""
+    """One PostgreSQL Debezium event as a record-object line (key from the ``id`` column);
+    ``transaction``: its transaction block's id (``order``: its ``total_order``)."""
     row_fields = row_fields or DEFAULT_FIELDS
     source = {
         "version": "2.7.0.Final",
@@ -46,6 +49,9 @@ def event(
         "lsn": lsn,
     }
     payload = {"before": before, "after": after, "source": source, "op": op, "ts_ms": ts_ms}
+    if transaction is not None:
+        block = {"id": transaction, "total_order": order, "data_collection_order": order}
+        payload["transaction"] = block
     row_schema = {"type": "struct", "fields": row_fields, "optional": True}
     value: dict[str, Any] = payload
     if schema:
@@ -68,6 +74,21 @@ def event(
     if headers:
         rec["headers"] = headers
     return json.dumps(rec)
+
+
+def transaction_marker(
+    status: str, txid: str, counts: dict[str, int] | None = None, ts_ms: int = 1_700_000_000_000
+) -> str:
+    """A record of Debezium's transaction-metadata topic: BEGIN, or END with ``counts`` (table ->
+    events) as ``data_collections`` and their sum as ``event_count``."""
+    value: dict[str, Any] = {"status": status, "id": txid, "ts_ms": ts_ms}
+    if status == "END":
+        counts = counts or {}
+        value["event_count"] = sum(counts.values())
+        value["data_collections"] = [
+            {"data_collection": f"public.{t}", "event_count": n} for t, n in counts.items()
+        ]
+    return json.dumps({"key": {"id": txid}, "value": value})
 
 
 def tombstone(key: dict[str, Any]) -> str:

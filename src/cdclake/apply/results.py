@@ -40,6 +40,11 @@ class BatchResult:
     excluded: int = 0  # changes of tables left out by --include/--exclude
     quarantine_reasons: dict[str, int] = field(default_factory=dict)
     one_pass: bool = False  # typed in one pass, with the plans of earlier batches of a stream
+    # --consistent (cdclake.apply.consistency): changes waiting for their transaction after the
+    # batch, changes of earlier batches it applied, transactions it applied incomplete
+    pending: int = 0
+    released_from_pending: int = 0
+    timed_out: list[str] = field(default_factory=list)
 
     @property
     def applied(self) -> int:
@@ -62,6 +67,9 @@ class BatchResult:
         self.control += other.control
         self.quarantined += other.quarantined
         self.excluded += other.excluded
+        self.pending = other.pending
+        self.released_from_pending += other.released_from_pending
+        self.timed_out += other.timed_out
         for k, v in other.control_by_op.items():
             self.control_by_op[k] = self.control_by_op.get(k, 0) + v
         for k, v in other.quarantine_reasons.items():

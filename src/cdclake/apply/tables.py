@@ -281,6 +281,20 @@ def txn_metadata(tag: str, version: int) -> str:
     return json.dumps({TXN_KEY: tag, "version": version}, separators=(",", ":"))
 
 
+def newest_version(spark: SparkSession, path: str) -> int:
+    """The newest Delta version of the table at ``path`` (-1 when there is none), from Delta's
+    own log listing: no snapshot state, no Spark job (a Spark Connect session: its history)."""
+    if not exists(spark, join(path, "_delta_log")):
+        return -1
+    jvm: Any = getattr(spark, "_jvm", None)
+    if jvm is None:
+        first = DeltaTable.forPath(spark, path).history(1).select("version").first()
+        return -1 if first is None else int(first[0])
+    empty = jvm.scala.Option.empty()
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+    return int(log.update(False, empty, empty).version())
+
+
 def last_txn_version(
     spark: SparkSession, path: str, tag: str, reach: int = TXN_REACH
 ) -> int | None:
@@ -297,11 +311,7 @@ def last_txn_version(
     jvm: Any = getattr(spark, "_jvm", None)
     if jvm is None:
         return None
-    if not exists(spark, join(path, "_delta_log")):
-        return -1
-    empty = jvm.scala.Option.empty()
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
-    newest = int(log.update(False, empty, empty).version())
+    newest = newest_version(spark, path)
     if newest < 0:
         return -1
     for version in range(newest, max(newest - reach, -1), -1):

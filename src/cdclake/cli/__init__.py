@@ -33,7 +33,7 @@ from cdclake.cli.common import (
 from cdclake.target_layout import KEEP_BATCHES
 
 # The commands of their own modules register on ``app`` when imported.
-from cdclake.cli import catalog, cluster, maintain, produce, quarantine, status  # noqa: F401  isort: skip
+from cdclake.cli import catalog, cluster, maintain, produce, quarantine, snapshot, status  # noqa: F401  isort: skip
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -132,6 +132,20 @@ def apply(
         str | None,
         typer.Option(help="Register every table by name in this database of Spark's catalog"),
     ] = None,
+    consistent: Annotated[
+        bool,
+        typer.Option(
+            help="Apply only complete source transactions (debezium with transaction metadata, "
+            "dataworks); each batch records a cut (cdclake snapshot)"
+        ),
+    ] = False,
+    consistent_timeout: Annotated[
+        str | None,
+        typer.Option(
+            help="With --consistent: apply a transaction as it stands once the source has moved "
+            "on this long (source time: 5m, 1h …)"
+        ),
+    ] = None,
     conf: Annotated[
         list[str] | None,
         typer.Option(help="KEY=VALUE for the Spark session cdclake builds, e.g. a metastore's"),
@@ -201,6 +215,8 @@ def apply(
                 quarantine_retention,
             ),
             catalog_database=catalog_database,
+            consistent=consistent,
+            consistent_timeout=duration(consistent_timeout, "--consistent-timeout"),
         ).check()
         settings = dict(parse_setting(c) for c in conf or [])
         if config.metrics_port is not None:

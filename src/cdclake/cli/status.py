@@ -129,6 +129,18 @@ def print_status(s: Status) -> None:
         f"last batch{batch}: {last:%Y-%m-%d %H:%M:%S}{lag}" if last else "no batch recorded yet",
         highlight=False,
     )
+    c = s.consistency
+    if c:
+        late = f"; applied incomplete by the timeout: {', '.join(c['timed_out'])}"
+        console.print(
+            f"consistent: cut {c['cut']} (batch {c['batch_id']}, source time "
+            f"{c['source_ts']:%Y-%m-%d %H:%M:%S}); {c['held']} changes wait for their "
+            f"transaction{late if c['timed_out'] else ''} (cdclake snapshot)"
+            if c["source_ts"]
+            else f"consistent: cut {c['cut']}; {c['held']} changes wait for their transaction",
+            highlight=False,
+            soft_wrap=True,
+        )
     if s.quarantine:
         q = Table(title="quarantined (cdclake quarantine list)")
         q.add_column("reason")

@@ -37,9 +37,11 @@ from cdclake import delta_rs
 from cdclake.errors import ConfigError
 from cdclake.target_layout import (
     BATCHES,
+    CUTS,
     DDL_TABLE,
     HISTORY_LOG,
     ORDERING_PROPERTY,
+    PENDING,
     QUARANTINE,
     REPLAYS,
     SCD_TYPE_PROPERTY,
@@ -88,6 +90,8 @@ class Status:
     tables: list[TableStatus] = field(default_factory=list)
     stream: dict[str, Any] = field(default_factory=dict)
     quarantine: dict[str, int] = field(default_factory=dict)
+    # --consistent: the newest cut (cut, batch_id, source_ts, held, timed_out, cut_at)
+    consistency: dict[str, Any] = field(default_factory=dict)
 
     def stale(self, max_seconds: float) -> list[TableStatus]:
         """Tables behind their source by more than ``max_seconds`` (or of unknown freshness)."""
@@ -111,11 +115,14 @@ class Status:
             "ordering",
         )
         tables = [{k: _plain(asdict(t)[k]) for k in keys} for t in self.tables]
-        return {
+        out = {
             "tables": tables,
             "stream": {k: _plain(v) for k, v in self.stream.items()},
             "quarantine": dict(self.quarantine),
         }
+        if self.consistency:
+            out["consistency"] = {k: _plain(v) for k, v in self.consistency.items()}
+        return out
 
 
 def _plain(value: Any) -> Any:
@@ -157,6 +164,7 @@ def target_status(target: str, now: datetime | None = None, recent: int = RECENT
             f"no cdclake target at {target!r}: none of {SOURCES}, {QUARANTINE}, {BATCHES} is a "
             "Delta table there"
         )
+    status.consistency = _newest_cut(paths)
     if quarantine is not None:
         by_reason = _count_by(quarantine, "reason")
         status.quarantine = dict(sorted(by_reason.items(), key=lambda kv: (-kv[1], kv[0] or "")))
@@ -182,7 +190,18 @@ def target_status(target: str, now: datetime | None = None, recent: int = RECENT
     return status
 
 
-OWN_TABLES = (SOURCES, BATCHES, QUARANTINE, DDL_TABLE, REPLAYS)
+def _newest_cut(paths: TargetPaths) -> dict[str, Any]:
+    """The newest cut of a --consistent target (:mod:`cdclake.apply.consistency`), or {}."""
+    columns = ["cut", "batch_id", "source_ts", "held", "timed_out", "cut_at"]
+    cuts = delta_rs.read(paths.system_path(CUTS), columns)
+    records = [] if cuts is None else delta_rs.records(cuts)
+    if not records:
+        return {}
+    newest = max(records, key=lambda r: r["cut"])
+    return {**newest, "timed_out": list(newest["timed_out"] or [])}
+
+
+OWN_TABLES = (SOURCES, BATCHES, QUARANTINE, DDL_TABLE, REPLAYS, PENDING, CUTS)
 """cdclake's own tables of a target, one each; tombstones and history logs are one per table."""
 
 

@@ -168,6 +168,24 @@ class _BatchRun:
         self, changes: DataFrame, added_defaults: dict[str, dict[str, Any]], one_pass: bool = False
     ) -> BatchResult:
         config = self.config
+        if not config.consistent:
+            return self._apply_changes(changes, added_defaults, one_pass)
+        from cdclake.apply.consistency import open_gate, rule_for
+
+        target = Target(config.target, dict(config.table_map))
+        timeout = config.consistent_timeout
+        gate = open_gate(changes, target, rule_for(config.format), timeout, self.batch_id)
+        try:
+            result = self._apply_changes(gate.released, added_defaults, one_pass)
+            gate.close(result, Txn(self.spark, self.app_id, self.batch_id), self.batch_id)
+        finally:
+            gate.release()
+        return result
+
+    def _apply_changes(
+        self, changes: DataFrame, added_defaults: dict[str, dict[str, Any]], one_pass: bool
+    ) -> BatchResult:
+        config = self.config
         return apply_changes(
             changes,
             config.target,

@@ -44,6 +44,11 @@ def reconciliation(result: BatchResult) -> str:
     ]
     if result.excluded:
         parts.append(f"excluded by --include/--exclude {result.excluded}")
+    if result.pending or result.released_from_pending:
+        parts.append(
+            f"waiting for their transaction {result.pending} "
+            f"(of earlier batches, applied now: {result.released_from_pending})"
+        )
     head = f"messages {result.messages}; " if result.messages is not None else ""
     return head + "; ".join(parts)
 
@@ -56,6 +61,13 @@ def print_summary(result: BatchResult, console: Console | None = None) -> None:
     if by_input:
         names = ", ".join(by_input)
         console.print(f"ordered by input order only (their source gives no position): {names}")
+    if result.timed_out:
+        console.print(
+            f"applied incomplete after --consistent-timeout: {len(result.timed_out)} "
+            f"transaction(s): {', '.join(result.timed_out[:10])}",
+            soft_wrap=True,
+            highlight=False,
+        )
     if result.quarantine_reasons:
         q = Table(title="quarantined (see <target>/_cdc_quarantine)")
         q.add_column("reason")

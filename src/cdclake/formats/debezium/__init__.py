@@ -72,7 +72,15 @@ from cdclake.formats.base import (
 from cdclake.formats.debezium import flat
 from cdclake.formats.debezium import types as debezium_types
 from cdclake.formats.values import lookup
-from cdclake.model import INPUT_ORDERED, ORDERING_KEY, SOURCE_ID_KEY, KeySource, Op
+from cdclake.model import (
+    EVENT_COUNT_KEY,
+    INPUT_ORDERED,
+    ORDERING_KEY,
+    SOURCE_ID_KEY,
+    TRANSACTION_KEY,
+    KeySource,
+    Op,
+)
 
 if TYPE_CHECKING:
     from cdclake.formats.encode import EncodeOptions
@@ -97,7 +105,7 @@ DDL_PREFIX = "ddl:"
 """``detail`` of a schema-change record: this prefix, then the statement (see the module doc)."""
 META_KEYS: tuple[str, ...] = (
     "connector", "snapshot", "txId", "gtid", "oldkey", "newkey", "database", SOURCE_ID_KEY,
-    ORDERING_KEY,
+    ORDERING_KEY, TRANSACTION_KEY, EVENT_COUNT_KEY,
 )  # fmt: skip
 
 _SOURCE = (
@@ -116,6 +124,7 @@ _BODY: list[tuple[str, str]] = [
     ("transaction", "STRUCT<id: STRING, total_order: STRING, data_collection_order: STRING>"),
     ("status", "STRING"),
     ("id", "STRING"),
+    ("event_count", "STRING"),
     ("ddl", "STRING"),
     ("databaseName", "STRING"),
     *flat.BODY,
@@ -465,8 +474,19 @@ def _meta(src: Column, body: dict[str, Column]) -> Column:
             body["databaseName"],
             _source_id(src, F.col("key")),
             F.when(src.isNotNull() & _input_ordered(src), F.lit(INPUT_ORDERED)),
+            _transaction_id(body),
+            F.when(body["status"] == "END", body["event_count"]),
         ),
     )
+
+
+def _transaction_id(body: dict[str, Column]) -> Column:
+    """A change's transaction, or the one a BEGIN/END record marks. PostgreSQL's ids are
+    ``txid:lsn`` with each record's own LSN (Debezium appends it since DBZ-5329), so there the
+    txid alone names the transaction; other connectors' ids (GTIDs, binlog ``file:pos``, SQL
+    Server LSNs) are kept whole."""
+    tx = F.coalesce(body["transaction"]["id"], F.when(body["status"].isNotNull(), body["id"]))
+    return F.when(tx.rlike(r"^[0-9]+:[0-9]+$"), F.substring_index(tx, ":", 1)).otherwise(tx)
 
 
 def _op_code(b: Column, headers: Column) -> Column:
