@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 from conformance._sql import Connection, run_sql
 from conformance.capture import wait_settled
+from conformance.chain import _run as run_script
 from conformance.chain import free_port
 from pyspark.sql import SparkSession
 
@@ -120,15 +121,7 @@ def latest(spark: SparkSession, target: Path) -> dict[str, Any]:
 
 
 def _sh(script: str, *args: str, env: dict[str, str] | None = None) -> None:
-    done = subprocess.run(
-        ["bash", str(SCRIPTS / f"{script}.sh"), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert done.returncode == 0, f"{script}.sh {' '.join(args)}:\n{done.stdout}{done.stderr}"
+    run_script(["bash", str(SCRIPTS / f"{script}.sh"), *args], env)
 
 
 @pytest.fixture

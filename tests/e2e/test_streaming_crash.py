@@ -207,6 +207,34 @@ def moment_of_kill(checkpoint: Path, lake: Path, app_id: str) -> str:
     return f"mid-batch {n}, partly written ({', '.join(steps)})"
 
 
+def kill_and_finish(args: list[str], kills: int, tmp: Path, chk: Path, lake: Path) -> list[str]:
+    """``cdclake apply args`` killed ``kills`` times at chosen moments, then run to the end of
+    the topics; where each kill landed (:func:`moment_of_kill`)."""
+    app_id = app_id_for(str(chk))
+    rng = random.Random(20251122)
+    moments = []
+    for run in range(kills):
+        cli = Cli(args, tmp / f"run{run}.log")
+        assert cli.wait_for(r"^streaming ", 300), cli.output()
+        if run == 1:  # right after a batch's writes, before Spark records it as committed
+            assert cli.wait_for(r"^batch \d+:", 300), cli.output()
+        elif run % 2:  # part way into a batch: after its first or second Delta commit
+            wait_for_commits(cli, lake, app_id, rng.randint(1, 2), timeout=300)
+        else:  # somewhere in starting up or in the first batch of this run
+            time.sleep(rng.uniform(2.0, 9.0))
+        cli.kill()
+        moments.append(moment_of_kill(chk, lake, app_id))
+    print("\nkilled:", *moments, sep="\n  ")
+
+    # the rest in one batch: a restart may change the trigger size (the planned batch keeps its
+    # range), and the SCD type 2 case stays within CI's time
+    at = args.index("--max-offsets-per-trigger") + 1
+    rest = [*args[:at], "1000", *args[at + 1 :]]
+    final = Cli([*rest, "--available-now"], tmp / "final.log")
+    assert final.finish(1200) == 0, final.output()
+    return moments
+
+
 def expected_histories(records: list[dict[str, Any]]) -> dict[str, set[Any]]:
     """Per table, the history tables/scd2_model.py's rule gives these events."""
     events: dict[str, list[Any]] = {}
@@ -260,27 +288,7 @@ def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
         str(scd_type),
     ]
     app_id = app_id_for(str(chk))
-    rng = random.Random(20251122)
-    moments = []
-    for run in range(kills):
-        cli = Cli(args, tmp_path / f"run{run}.log")
-        assert cli.wait_for(r"^streaming ", 300), cli.output()
-        if run == 1:  # right after a batch's writes, before Spark records it as committed
-            assert cli.wait_for(r"^batch \d+:", 300), cli.output()
-        elif run % 2:  # part way into a batch: after its first or second Delta commit
-            wait_for_commits(cli, lake, app_id, rng.randint(1, 2), timeout=300)
-        else:  # somewhere in starting up or in the first batch of this run
-            time.sleep(rng.uniform(2.0, 9.0))
-        cli.kill()
-        moments.append(moment_of_kill(chk, lake, app_id))
-    print("\nkilled:", *moments, sep="\n  ")
-
-    # the rest in one batch: a restart may change the trigger size (the planned batch keeps its
-    # range), and the SCD type 2 case stays within CI's time
-    at = args.index("--max-offsets-per-trigger") + 1
-    rest = [*args[:at], "1000", *args[at + 1 :]]
-    final = Cli([*rest, "--available-now"], tmp_path / "final.log")
-    assert final.finish(1200) == 0, final.output()
+    moments = kill_and_finish(args, kills, tmp_path, chk, lake)
 
     if scd_type == 2:
         histories = expected_histories(records)
@@ -297,6 +305,82 @@ def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
     commits = txn_commits(lake, app_id)
     assert len(commits) == len(set(commits)), "a batch step was committed twice"
     assert any(m.startswith("mid-batch") or "commit missing" in m for m in moments), moments
+
+
+def in_transactions(
+    records: list[dict[str, Any]], size: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[list[dict[str, Any]]]]:
+    """``records`` as source transactions of ``size`` changes (a delete's tombstone goes with
+    it): the records with their ``transaction`` blocks, the END records of the metadata topic,
+    and each transaction's records in commit order."""
+    out: list[dict[str, Any]] = []
+    ends: list[dict[str, Any]] = []
+    groups: list[list[dict[str, Any]]] = []
+    for rec in records:
+        if rec["value"] is None:  # a delete's tombstone
+            out.append(rec)
+            groups[-1].append(rec)
+            continue
+        if not groups or sum(r["value"] is not None for r in groups[-1]) == size:
+            groups.append([])
+        tx = f"tx{len(groups)}"
+        order = sum(r["value"] is not None for r in groups[-1]) + 1
+        _payload(rec["value"])["transaction"] = {
+            "id": tx, "total_order": order, "data_collection_order": order,
+        }  # fmt: skip
+        out.append(rec)
+        groups[-1].append(rec)
+    for g, group in enumerate(groups, 1):
+        n = sum(r["value"] is not None for r in group)
+        end = {"status": "END", "id": f"tx{g}", "event_count": n, "ts_ms": 1_700_000_000_000}
+        ends.append({"key": {"id": f"tx{g}"}, "value": end})
+    return out, ends, groups
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(1800)
+# over 120 s, because: four driver JVMs started, run into a batch and killed, and a final run;
+# every recorded cut is then read and compared with the model
+def test_kill_9_in_consistent_mode_keeps_every_cut_a_prefix_of_whole_transactions(
+    kafka_broker: str, spark: SparkSession, tmp_path: Path
+) -> None:
+    """Transactions of three changes, their END records on a topic of their own; batches of 12
+    records end anywhere in a transaction. Killed at three moments, the run ends with the exact
+    tables, and every cut it recorded is the state after a prefix of the transactions."""
+    from cdclake.apply.consistency import cuts, snapshot
+
+    data, meta = f"dbz-kill-tx-{uuid.uuid4().hex[:8]}", f"dbz-kill-tx-meta-{uuid.uuid4().hex[:8]}"
+    create_topic(kafka_broker, data, partitions=2)
+    create_topic(kafka_broker, meta, partitions=1)
+    records, ends, groups = in_transactions(history(seed=39, n=60), size=3)
+    produced = produce_history(kafka_broker, data, records, tmp_path)
+    produced += produce_history(kafka_broker, meta, ends, tmp_path)
+    chk, lake = tmp_path / "chk", tmp_path / "lake"
+    args = [
+        "--kafka-bootstrap", kafka_broker, "--topic", data, "--topic", meta,
+        "--checkpoint", str(chk), "--target", str(lake), "--consistent",
+        "--max-offsets-per-trigger", "12", "--trigger-interval", "1 second",
+    ]  # fmt: skip
+    moments = kill_and_finish(args, 3, tmp_path, chk, lake)
+
+    expected = expected_state(records)
+    assert actual_state(spark, lake, expected) == expected
+    prefixes = [expected_state([r for g in groups[:k] for r in g]) for k in range(len(groups) + 1)]
+    recorded = sorted(r["cut"] for r in cuts(spark, str(lake)).collect())
+    assert recorded == list(range(len(recorded))), recorded  # one cut per batch, none twice
+    for c in recorded:
+        seen = {
+            name: {tuple(sorted(r.asDict().items())) for r in df.collect()}
+            for name, df in snapshot(spark, str(lake), at=c).items()
+        }
+        assert any(
+            all(seen.get(t, set()) == state.get(t, set()) for t in (*state, *seen))
+            for state in prefixes
+        ), (c, moments)
+    batches = delta_rows(spark, lake / "_cdc_batches")
+    assert sum(b["messages"] for b in batches) == produced
+    commits = txn_commits(lake, app_id_for(str(chk)))
+    assert len(commits) == len(set(commits)), "a batch step was committed twice"
 
 
 # --- (4) the broker goes away and comes back -----------------------------------------------
