@@ -11,8 +11,11 @@ pass a gate first:
   distinct events of it (by table and position: a re-delivery counts once). Transactions are
   released in the order of their END records (the metadata topic's order, which is commit
   order): a complete transaction behind an incomplete one waits for it, so the tables always
-  hold the state after a prefix of the source's transactions. A change without a transaction
-  (a snapshot read, a connector without transaction metadata) passes at once.
+  hold the state after a prefix of the source's transactions. The connector's initial snapshot
+  counts as one transaction before all others (:data:`SNAPSHOT`). A change without a transaction
+  (a connector without transaction metadata) passes at once. The END of an applied transaction
+  is remembered for a while (:data:`DONE_FOR`), so that a connector sending a transaction again
+  in part does not hold it back.
 - **DataWorks**: TRANSACTION_BEGIN/END records frame the changes of one transaction in the
   topic's order; everything up to the last END passes, what follows waits.
 
