@@ -151,7 +151,7 @@ def test_formats_without_transaction_boundaries_are_refused_in_one_line(fmt: str
         ApplyConfig(format=fmt, inputs=("x.jsonl",), target="/tmp/x", consistent=True).check()
     assert str(e.value) == (
         "--consistent needs transaction boundaries in the input: --format debezium or "
-        f"dataworks (got {fmt!r}; canal and CKafka messages carry none)"
+        f"dataworks (got {fmt!r}; canal and ckafka messages carry none)"
     )
 
 

@@ -12,8 +12,9 @@ pass a gate first:
   released in the order of their END records (the metadata topic's order, which is commit
   order): a complete transaction behind an incomplete one waits for it, so the tables always
   hold the state after a prefix of the source's transactions. The connector's initial snapshot
-  counts as one transaction before all others (:data:`SNAPSHOT`). A change without a transaction
-  (a connector without transaction metadata) passes at once. The END of an applied transaction
+  counts as one transaction before all others (``cdclake.model.SNAPSHOT_TRANSACTION``, closed
+  by its last read). A change without a transaction (a connector without transaction
+  metadata) passes at once. The END of an applied transaction
   is remembered for a while (:data:`DONE_FOR`), so that a connector sending a transaction again
   in part does not hold it back.
 - **DataWorks**: TRANSACTION_BEGIN/END records frame the changes of one transaction in the
@@ -62,13 +63,13 @@ from cdclake.model import (
     DATA_OPS,
     EVENT_COUNT_KEY,
     POSITION_TYPE,
+    SNAPSHOT_TRANSACTION,
+    TRANSACTION_END_KEY,
     TRANSACTION_KEY,
+    TRANSACTION_MARKERS,
     Op,
 )
 from cdclake.target_layout import CUTS, PENDING
-
-RULES = {"debezium": "transactions", "dataworks": "markers"}
-"""The formats that carry transaction boundaries, and how a batch finds the complete ones."""
 
 ARRIVED = "_cdc_arrived"  # the cut a pending change arrived in: its place in input order
 DONE = "_cdc_done"  # a pending table's row that is the END of a transaction already applied
@@ -99,33 +100,30 @@ transactions it applied incomplete (``--consistent-timeout``). A ``cut_at`` colu
 
 
 def rule_for(fmt: str) -> str:
-    """How ``fmt`` marks its transactions; one line naming the formats that can, for one that
-    cannot."""
-    if fmt not in RULES:
+    """How ``fmt`` marks its transactions (:attr:`cdclake.formats.base.Format.transactions`);
+    one line naming the formats that can, for one that cannot."""
+    from cdclake import formats
+
+    marked = {n: formats.get(n).transactions for n in formats.names()}
+    rule = marked.get(fmt)
+    if rule is None:
+        able = [n for n, r in marked.items() if r]
+        unable = [n for n, r in marked.items() if not r]
         raise ConfigError(
             f"--consistent needs transaction boundaries in the input: --format "
-            f"{' or '.join(RULES)} (got {fmt!r}; canal and CKafka messages carry none)"
+            f"{' or '.join(able)} (got {fmt!r}; {' and '.join(unable)} messages carry none)"
         )
-    return RULES[fmt]
-
-
-SNAPSHOT = "snapshot"
-"""The transaction a connector's initial snapshot counts as: its reads (``source.snapshot`` set)
-are one consistent state, complete once the read Debezium marks ``last`` has arrived, and
-before every streamed transaction."""
-_SNAPSHOT_READS = ("true", "first", "first_in_data_collection", "last_in_data_collection", "last")
+    return rule
 
 
 def _txn() -> Column:
-    """A change's transaction: its own, or :data:`SNAPSHOT` for a snapshot read."""
-    snapshot = F.col("meta")["snapshot"].isin(*_SNAPSHOT_READS) & (F.col("op") == Op.READ)
-    return F.coalesce(F.col("meta")[TRANSACTION_KEY], F.when(snapshot, F.lit(SNAPSHOT)))
+    """A change's transaction (the format's id, or :data:`SNAPSHOT_TRANSACTION`)."""
+    return F.col("meta")[TRANSACTION_KEY]
 
 
 def _end() -> Column:
     """A record that closes its transaction: an END, or the snapshot's last read."""
-    last = (F.col("op") == Op.READ) & (F.col("meta")["snapshot"] == "last")
-    return ((F.col("op") == Op.COMMIT) & F.col("meta")[TRANSACTION_KEY].isNotNull()) | last
+    return F.col("meta")[TRANSACTION_END_KEY] == "true"
 
 
 def _order() -> Column:
@@ -147,7 +145,7 @@ def decide(candidates: DataFrame, rule: str, timeout: timedelta | None) -> DataF
     and :data:`DONE`) with ``_release`` (applied now) and ``_timed_out`` (applied incomplete)."""
     good = F.col("error").isNull() & ~F.col(DONE)
     newest = candidates.agg(F.max("source_ts").alias("_newest"))
-    if rule == "markers":
+    if rule == TRANSACTION_MARKERS:
         last_end = candidates.filter(good & (F.col("op") == Op.COMMIT)).agg(
             F.max(_order()).alias("_last_end")
         )
@@ -180,7 +178,7 @@ def decide(candidates: DataFrame, rule: str, timeout: timedelta | None) -> DataF
     )
     txns = ends.join(events, "_t", "full").crossJoin(F.broadcast(newest))
     seen = F.coalesce(F.col("_seen"), F.lit(0))
-    snapshot = F.col("_t") == SNAPSHOT
+    snapshot = F.col("_t") == SNAPSHOT_TRANSACTION
     first = F.struct(
         F.lit(-1).cast("bigint"), *[F.lit(None).cast(t) for t in ("string", "int", "bigint")]
     )

@@ -115,6 +115,9 @@ class Format(ABC):
 
     name: ClassVar[str]
     description: ClassVar[str]
+    transactions: ClassVar[str | None] = None
+    """How the format marks source transactions (:data:`cdclake.model.TRANSACTION_IDS` or
+    :data:`cdclake.model.TRANSACTION_MARKERS`); None: it does not (``--consistent`` refuses it)."""
 
     detect_fields: ClassVar[str]
     """DDL of the few fields :meth:`detect_parsed` reads (top-level, or one level down), every

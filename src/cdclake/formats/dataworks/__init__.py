@@ -57,7 +57,7 @@ from cdclake.formats.base import (
     select_envelope,
 )
 from cdclake.formats.values import lookup
-from cdclake.model import KeySource, Op
+from cdclake.model import TRANSACTION_MARKERS, KeySource, Op
 
 if TYPE_CHECKING:
     from cdclake.formats.encode import EncodeOptions
@@ -133,6 +133,7 @@ def _key(columns: Column, primary_key: Column) -> Column:
 class DataWorksFormat(Format):
     name: ClassVar[str] = "dataworks"
     description: ClassVar[str] = "Alibaba DataWorks real-time sync to Kafka JSON"
+    transactions: ClassVar[str | None] = TRANSACTION_MARKERS
 
     detect_fields: ClassVar[str] = "payload STRUCT<`timestamp`: STRING>"
 

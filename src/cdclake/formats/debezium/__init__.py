@@ -76,7 +76,10 @@ from cdclake.model import (
     EVENT_COUNT_KEY,
     INPUT_ORDERED,
     ORDERING_KEY,
+    SNAPSHOT_TRANSACTION,
     SOURCE_ID_KEY,
+    TRANSACTION_END_KEY,
+    TRANSACTION_IDS,
     TRANSACTION_KEY,
     KeySource,
     Op,
@@ -105,7 +108,7 @@ DDL_PREFIX = "ddl:"
 """``detail`` of a schema-change record: this prefix, then the statement (see the module doc)."""
 META_KEYS: tuple[str, ...] = (
     "connector", "snapshot", "txId", "gtid", "oldkey", "newkey", "database", SOURCE_ID_KEY,
-    ORDERING_KEY, TRANSACTION_KEY, EVENT_COUNT_KEY,
+    ORDERING_KEY, TRANSACTION_KEY, EVENT_COUNT_KEY, TRANSACTION_END_KEY,
 )  # fmt: skip
 
 _SOURCE = (
@@ -294,6 +297,7 @@ def _key_columns(key: Column, parsed: Column) -> Column:
 class DebeziumFormat(Format):
     name: ClassVar[str] = "debezium"
     description: ClassVar[str] = "Debezium JSON (SQL Server, PostgreSQL, MySQL/MariaDB)"
+    transactions: ClassVar[str | None] = TRANSACTION_IDS
 
     detect_fields: ClassVar[str] = (
         "payload STRUCT<op: STRING, status: STRING, ddl: STRING, databaseName: STRING, "
@@ -474,19 +478,29 @@ def _meta(src: Column, body: dict[str, Column]) -> Column:
             body["databaseName"],
             _source_id(src, F.col("key")),
             F.when(src.isNotNull() & _input_ordered(src), F.lit(INPUT_ORDERED)),
-            _transaction_id(body),
+            _transaction_id(src, body),
             F.when(body["status"] == "END", body["event_count"]),
+            F.when((body["status"] == "END") | (src["snapshot"] == "last"), F.lit("true")),
         ),
     )
 
 
-def _transaction_id(body: dict[str, Column]) -> Column:
-    """A change's transaction, or the one a BEGIN/END record marks. PostgreSQL's ids are
+def _transaction_id(src: Column, body: dict[str, Column]) -> Column:
+    """A change's transaction, or the one a BEGIN/END record marks; a snapshot read's is
+    :data:`SNAPSHOT_TRANSACTION` (its ``last`` read closes it). PostgreSQL's ids are
     ``txid:lsn`` with each record's own LSN (Debezium appends it since DBZ-5329), so there the
     txid alone names the transaction; other connectors' ids (GTIDs, binlog ``file:pos``, SQL
     Server LSNs) are kept whole."""
     tx = F.coalesce(body["transaction"]["id"], F.when(body["status"].isNotNull(), body["id"]))
-    return F.when(tx.rlike(r"^[0-9]+:[0-9]+$"), F.substring_index(tx, ":", 1)).otherwise(tx)
+    snapshot_read = (body["op"] == "r") & src["snapshot"].isin(*SNAPSHOT_READS)
+    return F.coalesce(
+        F.when(tx.rlike(r"^[0-9]+:[0-9]+$"), F.substring_index(tx, ":", 1)).otherwise(tx),
+        F.when(snapshot_read, F.lit(SNAPSHOT_TRANSACTION)),
+    )
+
+
+SNAPSHOT_READS = ("true", "first", "first_in_data_collection", "last_in_data_collection", "last")
+"""``source.snapshot`` of a read of the connector's initial snapshot."""
 
 
 def _op_code(b: Column, headers: Column) -> Column:
