@@ -169,12 +169,23 @@ DEBEZIUM_SCHEMA = debezium_schema()
 DEBEZIUM_KEY_SCHEMA = debezium_key_schema()
 
 
-def debezium_record(e: Event, n: int, ts_ms: int | None = None) -> tuple[str, str]:
+TRANSACTION_SIZE = 5  # changes per source transaction (the events' commit LSNs)
+
+
+def _transaction_end(e: Event, n: int) -> int:
+    return min(e.i // TRANSACTION_SIZE * TRANSACTION_SIZE + TRANSACTION_SIZE - 1, n - 1)
+
+
+def debezium_record(
+    e: Event, n: int, ts_ms: int | None = None, transaction: bool = False
+) -> tuple[str, str]:
     """The Kafka record key and value of ``e`` (SQL Server connector, JsonConverter with
-    schemas.enable=true); ``ts_ms`` (default: a fixed clock) is the source time in ms."""
+    schemas.enable=true); ``ts_ms`` (default: a fixed clock) is the source time in ms.
+    ``transaction``: the payload's ``transaction`` block too (the connector's
+    ``provide.transaction.metadata=true``; the id is the commit LSN, as SQL Server's)."""
     row = e.after if e.after is not None else e.before
     assert row is not None
-    txn_end = min(e.i // 5 * 5 + 4, n - 1)  # five changes per transaction
+    txn_end = _transaction_end(e, n)
     ts = TS0 + e.i if ts_ms is None else ts_ms
     payload = {
         "before": e.before,
@@ -195,6 +206,11 @@ def debezium_record(e: Event, n: int, ts_ms: int | None = None) -> tuple[str, st
         "op": e.op,
         "ts_ms": ts + 3000,
     }
+    if transaction:
+        order = e.i % TRANSACTION_SIZE + 1
+        payload["transaction"] = {
+            "id": _lsn(txn_end), "total_order": order, "data_collection_order": order
+        }  # fmt: skip
     key = '{"schema":' + debezium_key_schema(e.table) + ',"payload":{"id":' + str(row["id"]) + "}}"
     value = (
         '{"schema":'
@@ -204,6 +220,18 @@ def debezium_record(e: Event, n: int, ts_ms: int | None = None) -> tuple[str, st
         + "}"
     )
     return key, value
+
+
+def transaction_end(e: Event, n: int, ts_ms: int | None = None) -> tuple[str, str] | None:
+    """The transaction-metadata topic's END record (key, value; schemaless JSON) of the
+    transaction ``e`` is the last change of, or None when ``e`` does not close one."""
+    last = _transaction_end(e, n)
+    if e.i != last:
+        return None
+    count = last % TRANSACTION_SIZE + 1
+    ts = TS0 + e.i if ts_ms is None else ts_ms
+    end = {"status": "END", "id": _lsn(last), "event_count": count, "ts_ms": ts}
+    return json.dumps({"id": _lsn(last)}), json.dumps(end, separators=(",", ":"))
 
 
 def debezium_line(e: Event, n: int) -> str:

@@ -235,7 +235,26 @@ def streaming_headline(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "stream_latency_batches": lat.get("batches") if lat else None,
         "stream_latency_events": lat.get("produced") if lat else None,
         "stream_latency_rows_ok": lat.get("rows_ok") if lat else None,
+        **consistent_headline(rows),
     }
+
+
+def consistent_headline(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """``--consistent``: the same transactional stream with and without it (None: not run)."""
+    base, cons = _find(rows, "stream-apply-txn"), _find(rows, "stream-apply-consistent")
+    lat = {c: _find(rows, f"stream-latency-{c}") for c in ("txn", "consistent")}
+    if not (base or cons or any(lat.values())):
+        return {}
+    out: dict[str, Any] = {
+        "consistent_eps": cons["eps"] if cons else None,
+        "consistent_default_eps": base["eps"] if base else None,
+        "consistent_ratio": _ratio(cons, base),
+    }
+    for c, r in lat.items():
+        key = "consistent" if c == "consistent" else "consistent_default"
+        for q in ("p50", "p95"):
+            out[f"{key}_latency_{q}_s"] = r.get(f"latency_{q}_s") if r else None
+    return out
 
 
 def build(
@@ -396,7 +415,17 @@ def markdown(s: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-NEW_CASES = ("apply-many", "recipe-many", "stream-apply", "stream-recipe", "stream-latency")
+NEW_CASES = (
+    "apply-many",
+    "recipe-many",
+    "stream-apply",
+    "stream-recipe",
+    "stream-latency",
+    "stream-apply-txn",
+    "stream-apply-consistent",
+    "stream-latency-txn",
+    "stream-latency-consistent",
+)
 
 
 def _cases_section(results: list[dict[str, Any]]) -> list[str]:
@@ -412,11 +441,12 @@ def _cases_section(results: list[dict[str, Any]]) -> list[str]:
                 f"{r.get('n_tables')} tables in one input; {r.get('rows')} rows in cdclake's "
                 f"lake, {r.get('expected_rows')} expected; check: {r.get('check')}"
             )
-        elif c == "stream-latency":
+        elif c.startswith("stream-latency"):
             detail = (
                 f"{r.get('produced'):,} events at {_fmt(r.get('rate_eps'), 0)} events/s for "
                 f"{r.get('seconds')} s, trigger {r.get('trigger')}, {r.get('batches')} batches; "
-                f"latency produce -> visible in Delta p50 {_fmt(r.get('latency_p50_s'))} s, "
+                f"latency produce -> visible ({r.get('visible_from')}) "
+                f"p50 {_fmt(r.get('latency_p50_s'))} s, "
                 f"p95 {_fmt(r.get('latency_p95_s'))} s, max {_fmt(r.get('latency_max_s'))} s; "
                 f"rows: {r.get('rows')} (expected {r.get('expected_rows')})"
             )
@@ -443,7 +473,7 @@ def plot(s: dict[str, Any], path: Path) -> bool:
     rows = [r for r in s["results"] if r["status"] == "ok" and r["eps"]]
     series: dict[str, list[tuple[int, float]]] = {}
     for r in rows:
-        if r["contender"].startswith("merge-scaling") or r["contender"] == "stream-latency":
+        if r["contender"].startswith(("merge-scaling", "stream-latency")):
             continue  # a time per table size; a produce rate, not a throughput
         if r["format"] != HEAVY and r["contender"] not in ("decode", "apply-empty"):
             continue

@@ -116,6 +116,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "throughput (stream-apply, stream-recipe) and latency at half that rate (stream-latency)",
     )
     p.add_argument(
+        "--consistent",
+        action="store_true",
+        help="with --streaming, also the same stream in source transactions applied in the "
+        "default mode and with --consistent: stream-apply-txn/-consistent (events/s over the "
+        "backlog) and stream-latency-txn/-consistent (latency at stream-latency's rate)",
+    )
+    p.add_argument(
         "--stream-seconds",
         type=float,
         default=60.0,

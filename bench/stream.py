@@ -70,12 +70,34 @@ def broker() -> Iterator[str]:
             kafka("stop")
 
 
-def new_topic(bootstrap: str, name: str) -> str:
+def new_topic(bootstrap: str, name: str, partitions: int = PARTITIONS) -> str:
     from cdclake.run.kafka_tools import create_topic
 
     topic = f"{name}-{uuid.uuid4().hex[:6]}"
-    create_topic(bootstrap, topic, partitions=PARTITIONS)
+    create_topic(bootstrap, topic, partitions=partitions)
     return topic
+
+
+def metadata_topic(bootstrap: str, topic: str) -> str:
+    """The transaction-metadata topic that goes with ``topic`` (one partition, as Debezium's)."""
+    from cdclake.run.kafka_tools import create_topic
+
+    create_topic(bootstrap, f"{topic}.transaction", partitions=1)
+    return f"{topic}.transaction"
+
+
+def send_event(
+    p: Any, topic: str, meta: str | None, e: data.Event, n: int, ts: int | None = None, **kw: Any
+) -> bool:
+    """``e`` to ``topic``; with a metadata topic ``meta``, in its source transaction (the
+    ``transaction`` block, and the END record after the transaction's last change). True when
+    an END was sent."""
+    _send(p, topic, *data.debezium_record(e, n, ts, transaction=meta is not None), **kw)
+    end = None if meta is None else data.transaction_end(e, n, ts)
+    if end is not None:
+        assert meta is not None
+        _send(p, meta, *end)
+    return end is not None
 
 
 def _producer(bootstrap: str) -> Any:
@@ -100,12 +122,15 @@ def _send(p: Any, topic: str, key: str, value: str, **kw: Any) -> None:
             p.poll(0.1)
 
 
-def produce_backlog(bootstrap: str, topic: str, n: int, keys: int, seed: int) -> float:
-    """Produce the run's events into ``topic``; returns the events/s this process produced at."""
+def produce_backlog(
+    bootstrap: str, topic: str, n: int, keys: int, seed: int, meta: str | None = None
+) -> float:
+    """Produce the run's events into ``topic`` (in transactions, with ``meta``: see
+    :func:`send_event`); returns the events/s this process produced at."""
     p = _producer(bootstrap)
     t0 = time.perf_counter()
     for e in data.events(n, keys, 100, seed):
-        _send(p, topic, *data.debezium_record(e, n))
+        send_event(p, topic, meta, e, n)
         p.poll(0)
     if p.flush(120) != 0:
         raise RuntimeError(f"events to {topic} not delivered to {bootstrap} within 120 s")
@@ -150,15 +175,22 @@ def _recorded(run: Callable[[], None], runs: RunIds, info: dict[str, Any]) -> C.
     return job
 
 
-def _config(bootstrap: str, topic: str, work: Path, **kw: Any) -> Any:
+def _config(bootstrap: str, topic: str | tuple[str, ...], work: Path, **kw: Any) -> Any:
     from cdclake.config import ApplyConfig, KafkaSource
 
+    topics = (topic,) if isinstance(topic, str) else topic
     return ApplyConfig(
-        kafka=KafkaSource(bootstrap=bootstrap, topics=(topic,)),
+        kafka=KafkaSource(bootstrap=bootstrap, topics=topics),
         checkpoint=str(work / "chk"),
         target=str(work / "lake"),
         **kw,
     )
+
+
+def _consistency(consistent: bool, transactions: bool) -> dict[str, Any]:
+    """The config of a case on transactional input: Debezium named (``--consistent`` needs it;
+    the default-mode run names it too, so that the two differ in the mode alone)."""
+    return {"format": "debezium", "consistent": consistent} if transactions else {}
 
 
 def table_rows(spark: SparkSession, lake: Path) -> int:
@@ -169,14 +201,25 @@ def table_rows(spark: SparkSession, lake: Path) -> int:
 
 
 def stream_apply(
-    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any], runs: RunIds
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str | tuple[str, ...],
+    work: Path,
+    info: dict[str, Any],
+    runs: RunIds,
+    consistent: bool = False,
 ) -> C.Job:
     """cdclake over the backlog, available-now; ``info`` gets the batches of the last run."""
     from cdclake.run.streaming import run_kafka
 
     def run() -> None:
         config = _config(
-            bootstrap, topic, work, available_now=True, max_offsets_per_trigger=MAX_OFFSETS
+            bootstrap,
+            topic,
+            work,
+            available_now=True,
+            max_offsets_per_trigger=MAX_OFFSETS,
+            **_consistency(consistent, isinstance(topic, tuple)),
         )
         batches: list[Any] = []
         total = run_kafka(spark, config, batches.append)
@@ -258,8 +301,10 @@ def run_cases(bench: Bench, n: int) -> None:
             r.extra["max_offsets_per_trigger"] = MAX_OFFSETS
             rate = bench.args.stream_rate or min((m.eps or 2000.0) / 2, 0.8 * produce_eps)
             _latency_case(bench, bootstrap, w / "latency", rate, runs)
+            if bench.args.consistent:
+                _consistent_cases(bench, bootstrap, n, rate, runs)
     except Exception as e:  # no broker: the cases are reported, the rest of the run stands
-        for c in ("stream-apply", "stream-recipe", "stream-latency"):
+        for c in ("stream-apply", "stream-recipe", "stream-latency", *CONSISTENT_CASES):
             if not any(x.contender == c for x in bench.results):
                 bench.unavailable(c, "debezium", n, first_line(e))
         log(f"[red]streaming: {first_line(e)[:300]}")
@@ -267,27 +312,88 @@ def run_cases(bench: Bench, n: int) -> None:
         sp.streams.removeListener(runs)
 
 
-def _latency_case(bench: Bench, bootstrap: str, work: Path, rate: float, runs: RunIds) -> None:
+CONSISTENT_CASES = (
+    "stream-apply-txn",
+    "stream-apply-consistent",
+    "stream-latency-txn",
+    "stream-latency-consistent",
+)
+"""``--consistent``: the same stream in source transactions (:func:`send_event`), applied in
+the default mode (``-txn``) and with ``--consistent``: what consistent mode costs, in events/s
+over a backlog and in latency at the stream-latency rate (issue 39)."""
+
+
+def _given(job: C.Job) -> Callable[[], C.Job]:
+    return lambda: job
+
+
+def _remover(work: Path) -> Callable[[int], None]:
+    return lambda _: tables.remove(work / "lake", work / "chk")
+
+
+def _consistent_cases(bench: Bench, bootstrap: str, n: int, rate: float, runs: RunIds) -> None:
+    from bench.run import log
+
+    sp, w, seed = bench.spark, bench.work / f"stream-{n}", bench.args.seed
+    keys = bench.keys_for(n)
+    topic = new_topic(bootstrap, "bench-backlog-txn")
+    meta = metadata_topic(bootstrap, topic)
+    produce_eps = produce_backlog(bootstrap, topic, n, keys, seed, meta)
+    log(f"produced {n:,} events in transactions to {topic} (ENDs: {meta})")
+    expected = data.live_rows(n, keys, 100, seed).get(data.TABLE, 0)
+    for consistent in (False, True):
+        name = "stream-apply-consistent" if consistent else "stream-apply-txn"
+        d, info = w / name, dict[str, object]()
+        job = stream_apply(sp, bootstrap, (topic, meta), d, info, runs, consistent)
+        m = bench.measure(name, "debezium", n, _given(job), setup=_remover(d))
+        rows = table_rows(sp, d / "lake") if m.status == "ok" else None
+        m.extra.update(info, rows=rows, expected_rows=expected, produce_eps=produce_eps)
+        m.extra["max_offsets_per_trigger"] = MAX_OFFSETS
+    for consistent in (False, True):
+        name = "stream-latency-consistent" if consistent else "stream-latency-txn"
+        _latency_case(bench, bootstrap, w / name, rate, runs, name, consistent)
+
+
+def _latency_case(
+    bench: Bench,
+    bootstrap: str,
+    work: Path,
+    rate: float,
+    runs: RunIds,
+    name: str = "stream-latency",
+    consistent: bool | None = None,
+) -> None:
+    """``name``: stream-latency (``consistent`` None: plain events), or on transactional input
+    in the default mode (False) or with ``--consistent`` (True)."""
     from bench import latency
     from bench.run import log
 
     secs = bench.args.stream_seconds
-    log(f"stream-latency: {rate:,.0f} ev/s for {secs:.0f}s")
+    log(f"{name}: {rate:,.0f} ev/s for {secs:.0f}s")
     try:
         known = len(runs.ids)
-        got = latency.run_latency(bench.spark, bootstrap, work, rate, secs, bench.args.seed)
+        got = latency.run_latency(
+            bench.spark,
+            bootstrap,
+            work,
+            rate,
+            secs,
+            bench.args.seed,
+            transactions=consistent is not None,
+            consistent=bool(consistent),
+        )
         got["run_ids"] = [runs.newest_since(known)]
     except Exception as e:
         bench.results.append(
-            Measurement("stream-latency", "debezium", 0, status="failed", reason=first_line(e))
+            Measurement(name, "debezium", 0, status="failed", reason=first_line(e))
         )
-        log(f"[red]stream-latency: FAILED: {first_line(e)[:300]}")
+        log(f"[red]{name}: FAILED: {first_line(e)[:300]}")
         return
     # its events/s is the rate achieved while producing; wall_s runs to the last commit
-    m = Measurement("stream-latency", "debezium", got["produced"], times=[got["produce_s"]])
+    m = Measurement(name, "debezium", got["produced"], times=[got["produce_s"]])
     m.extra.update(got)
     log(
-        f"stream-latency: p50 {got['latency_p50_s']}s p95 {got['latency_p95_s']}s over "
+        f"{name}: p50 {got['latency_p50_s']}s p95 {got['latency_p95_s']}s over "
         f"{got['batches']} batches; rows {got['rows']} (expected {got['expected_rows']})"
     )
     bench.results.append(m)

@@ -4,7 +4,8 @@ PostgreSQL runs transfers between accounts and orders with their lines, each in 
 multi-statement transaction; the real Debezium connector captures them with
 ``provide.transaction.metadata=true`` into the session's broker. cdclake reads the topics in
 small batches (a batch ends anywhere in a transaction), once with ``--consistent`` while a reader
-thread polls ``cdclake.snapshot``, once without. The invariants: the balances sum to the same
+process (tests/e2e/cut_reader.py, no JVM) polls the latest cut and reads the tables at it, once
+without. The invariants: the balances sum to the same
 total, every order line has its order, and every order's lines add up to its total. With
 ``--consistent`` every cut the reader saw, and every cut recorded, holds them; without, the
 tables between batches break them. Both end equal to the database.
@@ -12,13 +13,15 @@ tables between batches break them. Both end equal to the database.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
 import subprocess
-import threading
+import sys
 import uuid
-from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +30,16 @@ from conformance._sql import Connection, run_sql
 from conformance.capture import wait_settled
 from conformance.chain import _run as run_script
 from conformance.chain import free_port
-from pyspark.sql import SparkSession
+from cut_reader import ACCOUNTS, LINES, OPENING, ORDERS, SCHEMA, Rows, violations
+from pyspark.sql import DataFrame, SparkSession
 
-from cdclake.apply.consistency import cuts, find_cut, snapshot
+from cdclake.apply.consistency import cuts, snapshot
 from cdclake.config import ApplyConfig
 from cdclake.run.streaming import run_kafka
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 SCRIPTS = REPO / "scripts"
-SCHEMA = "txn"
-ACCOUNTS, ORDERS, LINES = (f"cdclake.{SCHEMA}.{t}" for t in ("accounts", "orders", "order_lines"))
-OPENING = 1000  # each of the four accounts
 TRANSACTIONS = int(os.environ.get("CDCLAKE_CONSISTENT_TRANSACTIONS", "24"))
 
 
@@ -88,36 +89,18 @@ INSERT INTO {SCHEMA}.accounts SELECT g, {OPENING} FROM generate_series(1, 4) g;
 """
 
 
-def violations(tables: dict[str, Any]) -> list[str]:
-    """What breaks the invariants in one reading of the three tables (DataFrames by name)."""
-
-    def rows(name: str) -> list[Any]:
-        return tables[name].collect() if name in tables else []
-
-    out = []
-    balances = sum(r["balance"] for r in rows(ACCOUNTS))
-    if rows(ACCOUNTS) and balances != 4 * OPENING:
-        out.append(f"balances sum to {balances}, not {4 * OPENING}")
-    totals = {r["id"]: r["total"] for r in rows(ORDERS)}
-    lines: Counter[int] = Counter()
-    for r in rows(LINES):
-        if r["order_id"] not in totals:
-            out.append(f"line {r['id']} without its order {r['order_id']}")
-        lines[r["order_id"]] += r["amount"]
-    out += [
-        f"order {o}: lines add up to {lines[o]}, not {t}"
-        for o, t in totals.items()
-        if lines[o] != t
-    ]
-    return out
+def rows(tables: dict[str, DataFrame]) -> Rows:
+    return {name: [r.asDict() for r in df.collect()] for name, df in tables.items()}
 
 
-def latest(spark: SparkSession, target: Path) -> dict[str, Any]:
-    return {
-        name: spark.read.format("delta").load(str(target / name))
-        for name in (ACCOUNTS, ORDERS, LINES)
-        if (target / name).exists()
-    }
+def latest(spark: SparkSession, target: Path) -> Rows:
+    return rows(
+        {
+            name: spark.read.format("delta").load(str(target / name))
+            for name in (ACCOUNTS, ORDERS, LINES)
+            if (target / name).exists()
+        }
+    )
 
 
 def _sh(script: str, *args: str, env: dict[str, str] | None = None) -> None:
@@ -201,26 +184,26 @@ def captured(kafka_broker: str, tmp_path: Path) -> Any:
             )
 
 
-class Reader(threading.Thread):
-    """A reader polling the latest cut during the stream, checking each new cut it sees."""
-
-    def __init__(self, spark: SparkSession, target: Path) -> None:
-        super().__init__(daemon=True)
-        self.spark, self.target = spark, str(target)
-        self.seen: dict[int, list[str]] = {}
-        self.stop = threading.Event()
-        self.errors: list[BaseException] = []
-
-    def run(self) -> None:
-        while not self.stop.wait(0.5):
-            try:
-                if cuts(self.spark, self.target) is None:
-                    continue
-                cut = find_cut(self.spark, self.target)["cut"]
-                if cut not in self.seen:
-                    self.seen[cut] = violations(snapshot(self.spark, self.target, at=cut))
-            except Exception as e:  # a table's log written meanwhile: the next poll
-                self.errors.append(e)
+@contextmanager
+def reader(target: Path, work: Path) -> Iterator[dict[int, list[str]]]:
+    """The cut reader (tests/e2e/cut_reader.py) in a process of its own while the block runs;
+    after it, the cuts it saw and the violations at each."""
+    out, stop = work / "reader.jsonl", work / "reader.stop"
+    seen: dict[int, list[str]] = {}
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("cut_reader.py")), str(target), str(out),
+         str(stop)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO)])},
+    )  # fmt: skip
+    try:
+        yield seen
+    finally:
+        stop.touch()
+        proc.wait(60)
+    lines = [json.loads(x) for x in out.read_text().splitlines()] if out.exists() else []
+    errors = [x["error"] for x in lines if "error" in x]
+    seen.update({x["cut"]: x["violations"] for x in lines if "cut" in x})
+    assert proc.returncode == 0 and len(errors) <= len(lines) // 2, errors
 
 
 # over 120 s, because: a Debezium worker starts and captures the workload, which is then applied
@@ -247,19 +230,11 @@ def test_every_cut_holds_the_invariants_that_batches_without_consistent_break(
         run_kafka(spark, config, on_batch)
         return target
 
-    reader = Reader(spark, tmp_path / "consistent")
-    reader.start()
-    try:
+    with reader(tmp_path / "consistent", tmp_path) as seen:
         consistent = run("consistent", True)
-    finally:
-        reader.stop.set()
-        reader.join(60)
     recorded = sorted(r["cut"] for r in cuts(spark, str(consistent)).collect())
-    # every recorded cut: the ones the reader missed are read now
-    every_cut = {
-        c: reader.seen[c] if c in reader.seen else violations(snapshot(spark, str(consistent), c))
-        for c in recorded
-    }
+    # every recorded cut, read again through cdclake.snapshot in this process
+    every_cut = {c: violations(rows(snapshot(spark, str(consistent), c))) for c in recorded}
 
     broken: list[list[str]] = []
     default = tmp_path / "default"
@@ -267,25 +242,23 @@ def test_every_cut_holds_the_invariants_that_batches_without_consistent_break(
 
     print(
         f"\n| mode | cuts or batches checked | with a violation |\n|---|--:|--:|\n"
-        f"| --consistent, reader during the stream | {len(reader.seen)} | "
-        f"{sum(bool(v) for v in reader.seen.values())} |\n"
+        f"| --consistent, reader process during the stream | {len(seen)} | "
+        f"{sum(bool(v) for v in seen.values())} |\n"
         f"| --consistent, every recorded cut | {len(every_cut)} | "
         f"{sum(bool(v) for v in every_cut.values())} |\n"
         f"| default, after every batch | {len(broken)} | {sum(bool(v) for v in broken)} |"
     )
-    assert len(recorded) >= 5 and reader.seen, (recorded, reader.errors)
+    assert len(recorded) >= 5 and len(seen) >= 2, (recorded, seen)
     assert {c: v for c, v in every_cut.items() if v} == {}
-    assert {c: v for c, v in reader.seen.items() if v} == {}
+    assert {c: v for c, v in seen.items() if v} == {}
     assert any(broken), (
         "every batch of the default run held the invariants: the test proves nothing"
     )
     for target in (consistent, default):
         tables = latest(spark, target)
         got = {
-            "accounts": sorted((r["id"], r["balance"]) for r in tables[ACCOUNTS].collect()),
-            "orders": sorted((r["id"], r["total"]) for r in tables[ORDERS].collect()),
-            "order_lines": sorted(
-                (r["id"], r["order_id"], r["amount"]) for r in tables[LINES].collect()
-            ),
+            "accounts": sorted((r["id"], r["balance"]) for r in tables[ACCOUNTS]),
+            "orders": sorted((r["id"], r["total"]) for r in tables[ORDERS]),
+            "order_lines": sorted((r["id"], r["order_id"], r["amount"]) for r in tables[LINES]),
         }
         assert got == want, target

@@ -24,19 +24,13 @@ def snapshot(
     """List the tables of the latest cut a --consistent run recorded (or of the one --at names)
     with the Delta version of each: read them at those versions (``versionAsOf``, or
     ``cdclake.snapshot`` in Python) and no table holds half of a source transaction."""
-    from cdclake import delta_rs
-    from cdclake.apply.consistency import choose_cut, parse_at
+    from cdclake.ops.cuts import read_cut
     from cdclake.paths import to_uri
-    from cdclake.target_layout import CUTS, TargetPaths
+    from cdclake.target_layout import TargetPaths
 
     with one_line_errors(f"reading the cuts of {target}"):
-        root = to_uri(target)
-        table = delta_rs.read(TargetPaths(root).system_path(CUTS), _COLUMNS)
-        records = [] if table is None else delta_rs.records(table)
-        for r in records:
-            r["tables"] = dict(r["tables"] or [])
-        cut = choose_cut(records, parse_at(at), target)
-    paths = TargetPaths(root)
+        cut = read_cut(target, at)
+    paths = TargetPaths(to_uri(target))
     versions = sorted(cut["tables"].items())
     if as_json:
         doc = {
@@ -45,7 +39,7 @@ def snapshot(
             "source_ts": None if cut["source_ts"] is None else cut["source_ts"].isoformat(),
             "position": cut["position"],
             "held": cut["held"],
-            "timed_out": cut["timed_out"] or [],
+            "timed_out": cut["timed_out"],
             "tables": [
                 {"table": n, "version": v, "location": paths.table_path(n)} for n, v in versions
             ],
@@ -61,6 +55,3 @@ def snapshot(
     for name, version in versions:
         t.add_row(escape(name), str(version), escape(paths.table_path(name)))
     console.print(t)
-
-
-_COLUMNS = ["cut", "batch_id", "tables", "source_ts", "position", "held", "timed_out"]

@@ -192,13 +192,11 @@ def target_status(target: str, now: datetime | None = None, recent: int = RECENT
 
 def _newest_cut(paths: TargetPaths) -> dict[str, Any]:
     """The newest cut of a --consistent target (:mod:`cdclake.apply.consistency`), or {}."""
-    columns = ["cut", "batch_id", "source_ts", "held", "timed_out", "cut_at"]
-    cuts = delta_rs.read(paths.system_path(CUTS), columns)
-    records = [] if cuts is None else delta_rs.records(cuts)
-    if not records:
-        return {}
-    newest = max(records, key=lambda r: r["cut"])
-    return {**newest, "timed_out": list(newest["timed_out"] or [])}
+    from cdclake.ops.cuts import cut_records
+
+    columns = ("cut", "batch_id", "source_ts", "held", "timed_out", "cut_at")
+    records = cut_records(paths.root, columns)
+    return max(records, key=lambda r: r["cut"]) if records else {}
 
 
 OWN_TABLES = (SOURCES, BATCHES, QUARANTINE, DDL_TABLE, REPLAYS, PENDING, CUTS)
