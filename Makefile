@@ -26,7 +26,7 @@ test: bootstrap
 	bash scripts/s3.sh install
 	bash scripts/chromium.sh
 	bash scripts/prometheus.sh
-	$(ENV) "$$VENV/bin/python" -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 tests
+	$(ENV) "$$VENV/bin/python" -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 --junitxml=test-times.xml tests
 
 # Both checks run even when the first fails, so one run shows every problem.
 lint: bootstrap
