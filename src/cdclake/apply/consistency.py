@@ -134,23 +134,28 @@ def _order() -> Column:
     )
 
 
-def _age_over(newest: Column, ts: Column, limit: timedelta | None) -> Column:
-    if limit is None:
+def _age_over(newest: datetime | None, ts: Column, limit: timedelta | None) -> Column:
+    """Whether the source has moved on past ``ts`` by more than ``limit``: ``newest`` is the
+    newest source time among the candidates (computed once, by the job that caches them)."""
+    if limit is None or newest is None:
         return F.lit(False)
-    return (F.unix_micros(newest) - F.unix_micros(ts)) > int(limit / timedelta(microseconds=1))
+    # an instant (a naive time from collect() is the driver's local time, as PySpark made it)
+    return ts < F.lit(newest.astimezone() - limit)
 
 
-def decide(candidates: DataFrame, rule: str, timeout: timedelta | None) -> DataFrame:
+def decide(
+    candidates: DataFrame, rule: str, timeout: timedelta | None, newest: datetime | None
+) -> DataFrame:
     """``candidates`` (this batch's changes and the pending table's rows, with :data:`ARRIVED`
-    and :data:`DONE`) with ``_release`` (applied now) and ``_timed_out`` (applied incomplete)."""
+    and :data:`DONE`) with ``_release`` (applied now) and ``_timed_out`` (applied incomplete);
+    ``newest``: the newest source time among them."""
     good = F.col("error").isNull() & ~F.col(DONE)
-    newest = candidates.agg(F.max("source_ts").alias("_newest"))
     if rule == TRANSACTION_MARKERS:
         last_end = candidates.filter(good & (F.col("op") == Op.COMMIT)).agg(
             F.max(_order()).alias("_last_end")
         )
-        framed = candidates.crossJoin(F.broadcast(last_end)).crossJoin(F.broadcast(newest))
-        late = _age_over(F.col("_newest"), F.col("source_ts"), timeout)
+        framed = candidates.crossJoin(F.broadcast(last_end))
+        late = _age_over(newest, F.col("source_ts"), timeout)
         inside = F.col("_last_end").isNotNull() & (_order() <= F.col("_last_end"))
         return framed.select(
             *candidates.columns,
@@ -158,34 +163,34 @@ def decide(candidates: DataFrame, rule: str, timeout: timedelta | None) -> DataF
             (good & ~inside & late).alias(_TIMED_OUT),
         )
     tid = _txn()
-    events = (
-        candidates.filter(good & F.col("op").isin(*DATA_OPS, Op.TRUNCATE) & tid.isNotNull())
+    data = good & F.col("op").isin(*DATA_OPS, Op.TRUNCATE)
+    event = F.when(
+        data & F.col("table").isNotNull() & F.col("position").isNotNull(),
+        F.struct("table", "position"),
+    )
+    end = F.col("error").isNull() & _end()
+    # one pass per transaction: its distinct events, and its END (the first place of an END
+    # delivered again; a remembered END of a transaction already applied is "done")
+    txns = (
+        candidates.filter(tid.isNotNull() & (data | end))
         .groupBy(tid.alias("_t"))
         .agg(
-            F.count_distinct("table", "position").alias("_seen"),
-            F.max("source_ts").alias("_last_ts"),
+            F.count_distinct(event).alias("_seen"),
+            F.max(F.when(data, F.col("source_ts"))).alias("_last_ts"),
+            F.max(F.when(end, F.col("meta")[EVENT_COUNT_KEY].try_cast("bigint"))).alias("_count"),
+            F.min(F.when(end, _order())).alias("_order"),
+            F.max(F.when(end, F.col("source_ts"))).alias("_end_ts"),
+            F.bool_or(F.when(end, F.col(DONE))).alias("_done"),
         )
     )
-    ends = (
-        candidates.filter(F.col("error").isNull() & _end())
-        .groupBy(tid.alias("_t"))
-        .agg(
-            F.max(F.col("meta")[EVENT_COUNT_KEY].try_cast("bigint")).alias("_count"),
-            F.min(_order()).alias("_order"),  # an END delivered again keeps its first place
-            F.max("source_ts").alias("_end_ts"),
-            F.bool_or(DONE).alias("_done"),
-        )
-    )
-    txns = ends.join(events, "_t", "full").crossJoin(F.broadcast(newest))
-    seen = F.coalesce(F.col("_seen"), F.lit(0))
     snapshot = F.col("_t") == SNAPSHOT_TRANSACTION
     first = F.struct(
         F.lit(-1).cast("bigint"), *[F.lit(None).cast(t) for t in ("string", "int", "bigint")]
     )
     complete = F.when(snapshot, F.col("_order").isNotNull()).otherwise(  # its last read has arrived
-        F.col("_order").isNotNull() & (seen >= F.col("_count"))
+        F.col("_order").isNotNull() & (F.col("_seen") >= F.col("_count"))
     )
-    late = _age_over(F.col("_newest"), F.greatest("_last_ts", "_end_ts"), timeout)
+    late = _age_over(newest, F.greatest("_last_ts", "_end_ts"), timeout)
     done = F.coalesce(F.col("_done"), F.lit(False))
     txns = txns.withColumns({"_ok": done | complete | late, "_late": ~done & ~complete & late})
     # the snapshot comes before every streamed transaction, whether its end has arrived or not
@@ -216,15 +221,12 @@ def decide(candidates: DataFrame, rule: str, timeout: timedelta | None) -> DataF
     )
 
 
-def remembered(decided: DataFrame) -> DataFrame:
+def remembered(decided: DataFrame, newest: datetime | None) -> DataFrame:
     """The ENDs to remember after the batch (see :data:`DONE_FOR`): the applied transactions'
     ENDs, one per transaction, while the source has not moved on past :data:`DONE_FOR`."""
-    newest = decided.agg(F.max("source_ts").alias("_newest"))
-    ends = decided.filter(F.col(_RELEASE) & F.col("error").isNull() & _end()).crossJoin(
-        F.broadcast(newest)
-    )
+    ends = decided.filter(F.col(_RELEASE) & F.col("error").isNull() & _end())
     columns = [*CHANGE_SCHEMA.fieldNames(), ARRIVED]
-    kept = ends.filter(~_age_over(F.col("_newest"), F.col("source_ts"), DONE_FOR))
+    kept = ends.filter(~_age_over(newest, F.col("source_ts"), DONE_FOR))
     first = kept.groupBy(_txn().alias("_t")).agg(
         F.min_by(F.struct(*columns), _order()).alias("_end")
     )
@@ -240,6 +242,7 @@ class Gate:
     target: tbl.Target
     cut: int
     tables_before: dict[str, int]
+    newest: datetime | None  # the newest source time among the batch's and pending changes
     decided: DataFrame
     caches: list[DataFrame]
     stats: dict[str, Any] = field(default_factory=dict)
@@ -283,7 +286,7 @@ class Gate:
         """Rewrite the pending table: what waits, and the ENDs to remember."""
         columns = [*CHANGE_SCHEMA.fieldNames(), ARRIVED, DONE]
         held = self.decided.filter(~F.col(_RELEASE)).select(*columns)
-        kept = held.unionByName(remembered(self.decided).select(*columns))
+        kept = held.unionByName(remembered(self.decided, self.newest).select(*columns))
         path = self.target.system_path(PENDING)
         with txn("pending"):
             kept.coalesce(1).write.format("delta").mode("overwrite").save(path)
@@ -319,8 +322,9 @@ def open_gate(
     # analysed again (a one-pass batch's ran the driver out of memory), so they are cached and
     # the decision plans against the cache alone (see cdclake._spark.detach)
     cached = candidates.persist(StorageLevel.MEMORY_AND_DISK)
-    cached.agg(F.max("source_ts")).collect()
-    decided = decide(detached(cached), rule, timeout).persist(StorageLevel.MEMORY_AND_DISK)
+    newest = cached.agg(F.max("source_ts")).first()[0]  # type: ignore[index]
+    decided = decide(detached(cached), rule, timeout, newest)
+    decided = decided.persist(StorageLevel.MEMORY_AND_DISK)
     now = F.col(_RELEASE) & ~F.col(DONE)
     data = F.col("op").isin(*DATA_OPS, Op.TRUNCATE) & now & F.col("error").isNull()
     first = decided.agg(
@@ -335,7 +339,7 @@ def open_gate(
     stats["source_ts"] = stats["source_ts"] or ts
     stats["position"] = stats["position"] if stats["position"] is not None else pos
     before = {} if last is None else dict(last["tables"] or {})
-    return Gate(spark, target, cut, before, detached(decided), [decided, cached], stats)
+    return Gate(spark, target, cut, before, newest, detached(decided), [decided, cached], stats)
 
 
 _LAST: dict[str, dict[str, Any]] = {}
