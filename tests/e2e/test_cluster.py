@@ -28,7 +28,6 @@ from test_streaming_crash import Cli
 
 from cdclake import formats
 from cdclake.run.kafka_tools import create_topic, produce
-from tests.conftest import SPARK_CONF_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # the benchmark's workload generator (bench/data.py)
@@ -103,7 +102,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "CDCLAKE_S3_ENDPOINT": endpoint,
             "CDCLAKE_DRIVER_MEMORY": "1g",
             "SPARK_LOCAL_IP": "127.0.0.1",  # the driver too: loopback only
-            "SPARK_CONF_DIR": str(SPARK_CONF_DIR),  # tiny-data settings, as in the test session
             "PYTHONPATH": os.pathsep.join([str(REPO / "src"), str(REPO / "tests" / "e2e")]),
         }
         driver_env.pop("PYSPARK_GATEWAY_PORT", None)

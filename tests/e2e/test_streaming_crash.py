@@ -38,7 +38,6 @@ from test_streaming import (
 from cdclake.apply.tables import Target
 from cdclake.run.kafka_tools import create_topic, produce
 from cdclake.run.runner import app_id_for
-from tests.conftest import SPARK_CONF_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 KAFKA_SH = REPO / "scripts" / "kafka.sh"
@@ -91,10 +90,6 @@ class Cli:
             "PYTHONUNBUFFERED": "1",
             "CDCLAKE_DRIVER_MEMORY": "1g",
             "COLUMNS": "200",
-            # the tests' tiny-data settings (code generation off): what these cases check is
-            # exactly-once delivery, not Spark's code generation, and each driver compiled its
-            # queries' classes anew
-            "SPARK_CONF_DIR": str(SPARK_CONF_DIR),
         }
         self.log = log
         self.err = log.open("ab")

@@ -327,9 +327,8 @@ def test_maintain_killed_mid_table_leaves_every_table_readable_and_exact(
     live_workload(lake)
     rows, status = everything(spark, lake.root), status_doc(lake.root)
     repo = Path(__file__).resolve().parents[2]
-    conf = repo / "tests" / "spark-conf"
     env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PYTHONUNBUFFERED": "1",
-           "CDCLAKE_DRIVER_MEMORY": "1g", "SPARK_CONF_DIR": str(conf)}  # fmt: skip
+           "CDCLAKE_DRIVER_MEMORY": "1g"}  # fmt: skip
     args = ["maintain", "--target", str(lake.root), "--retention-hours", "0",
             "--keep-batches", "11", "--json"]  # fmt: skip
     proc = subprocess.Popen(
