@@ -252,7 +252,7 @@ def actual_histories(spark: SparkSession, lake: Path, tables: list[str]) -> dict
 
 @pytest.mark.e2e
 @pytest.mark.timeout(1800)  # seven Spark drivers in a row; a busy CI machine needs the margin
-# over 120 s (160-200 s each alone, 400-450 s in a full run), because: every kill is a driver JVM
+# over 120 s (165-190 s each alone, 206-216 s in a full run), because: every kill is a driver JVM
 # started, run into a batch and killed; six kills (four for SCD2) and a final run are the points
 # the issue asks to keep. A mid-batch kill waits for the batch's first Delta commits, not for a
 # whole batch to time it
