@@ -14,6 +14,10 @@ accumulates over weeks; ``--prune`` then prunes the log to its live tombstones
 (:func:`cdclake.apply.scd1.prune_tombstones`, what ``cdclake maintain`` does) before the steady
 batches. The two runs side by side show what a batch with deletes pays for dead tombstones.
 
+``--format F`` cuts the same stream in another wire format (``canal``, ``ckafka``,
+``dataworks``; CKafka's key configured as the bench does): a schemaless format's batches are
+typed in one pass too once its table's plan is known.
+
 ``--transactions K`` groups the stream into source transactions of K events (each event's
 ``transaction`` block, and an END record of the transaction-metadata topic after its events; a
 batch ends anywhere in a transaction); ``--consistent`` applies it with ``--consistent``
@@ -35,7 +39,7 @@ from pyspark.sql import SparkSession
 from rich.console import Console
 from rich.table import Table
 
-from bench.data import Event, debezium_line, events
+from bench.data import WIRE_FORMATS, Event, debezium_line, events, primary_keys
 from cdclake._spark import get_or_create
 from cdclake.apply.scd1 import prune_tombstones
 from cdclake.config import ApplyConfig
@@ -58,7 +62,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--prune", action="store_true", help="prune the log before the batches")
     p.add_argument("--transactions", type=int, default=0, help="events per source transaction")
     p.add_argument("--consistent", action="store_true", help="apply with --consistent")
+    p.add_argument("--format", default="debezium", choices=sorted(WIRE_FORMATS))
     args = p.parse_args(argv)
+    if args.format != "debezium" and (args.transactions or args.dead_tombstones):
+        p.error("--transactions and --dead-tombstones take Debezium's stream only")
     n, batches = args.events_per_batch, args.batches
     spark = get_or_create("bench-steady")
     spark.sparkContext.setLogLevel("ERROR")
@@ -66,7 +73,8 @@ def main(argv: list[str] | None = None) -> None:
     dead = args.dead_tombstones
     total = n * batches + 3 * dead
     stream = [replace(e, i=e.i + 3 * dead) for e in events(n * batches, args.keys, 100)]
-    lines = [debezium_line(e, total) for e in stream]
+    line = WIRE_FORMATS[args.format].line
+    lines = [line(e, total) for e in stream]
     if args.transactions:
         lines = in_transactions(lines, args.transactions)
     n = len(lines) // batches  # with END records, a batch holds the same share of the input
@@ -76,7 +84,12 @@ def main(argv: list[str] | None = None) -> None:
     seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-steady-") as tmp:
         target = Path(tmp) / "lake"
-        config = ApplyConfig(format="debezium", target=str(target), consistent=args.consistent)
+        config = ApplyConfig(
+            format=args.format,
+            target=str(target),
+            consistent=args.consistent,
+            keys=primary_keys(args.format) or {},
+        )
         known = KnownGroups()
         if dead:
             _dead_tombstones(spark, config, dead, total, known)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders.msgs import DBZ_FIELDS, debezium
+from builders.msgs import DBZ_FIELDS, ckafka, ckafka_create, debezium
 from jobs import count_jobs
 from pyspark.sql import SparkSession
 from pyspark.sql.types import StringType
@@ -298,3 +298,39 @@ def test_columns_differing_only_in_case_are_read_from_text(spark: SparkSession) 
     del known.plans[("debezium", "db.ID", "token")]
     images = known.images("debezium")
     assert images is not None and images.fieldNames() == ["id"]
+
+
+def test_schemaless_messages_of_a_known_table_type_in_one_pass(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """CKafka's rows carry no types: a table's plan is its columns. A later batch whose images
+    have no other keys is typed in one pass; an image with a key the plan lacks (a column the
+    table does not have yet) takes two passes, which add the column, as a two-pass run does."""
+    batches: list[tuple[str, list[str], bool]] = [
+        ("first", [ckafka_create(), ckafka(1, _row(1, 1))], False),
+        ("known keys", [ckafka(2, _row(1, 5), _row(1, 1)), ckafka(3, _row(2, 2))], True),
+        ("a row without qty", [ckafka(4, {"id": 3, "name": "n3"})], True),
+        ("a new key", [ckafka(5, _row(4, 4, color="red")), ckafka(6, _row(5, 5))], False),
+        ("the new key known", [ckafka(7, _row(5, 6, color="blue"), _row(5, 5))], True),
+        ("a bad value", [ckafka(8, _row(6, "many")), ckafka(9, None, _row(2, 2))], True),
+    ]
+    one = _runner(spark, tmp_path / "stream", "ckafka", KnownGroups())
+    two = _runner(spark, tmp_path / "plain", "ckafka", None)
+    for name, lines, one_pass in batches:
+        got, want = one(lines), two(lines)
+        assert got.one_pass is one_pass, name
+        assert (got.changes, got.applied, got.quarantine_reasons) == (
+            want.changes,
+            want.applied,
+            want.quarantine_reasons,
+        ), name
+        assert _rows(spark, tmp_path / "stream", "shop.items") == _rows(
+            spark, tmp_path / "plain", "shop.items"
+        ), name
+    assert got.quarantine_reasons == {"column qty: value 'many' does not fit bigint": 1}
+    assert _rows(spark, tmp_path / "stream", "shop.items") == [
+        (1, None, "n1", 5),
+        (3, None, "n3", None),
+        (4, "red", "n4", 4),
+        (5, "blue", "n5", 6),
+    ]

@@ -703,19 +703,26 @@ def type_known(env: DataFrame, known: KnownGroups) -> DataFrame:
     batches: no job runs here, and the envelopes need not be cached.
 
     A change these plans cannot type exactly as :func:`type_changes` would (a schema version or
-    a table not seen before, a row image without a schema token, a change of keyedness) and every
+    a table not seen before, a schemaless image with a key its plan lacks, a change of
+    keyedness) and every
     DDL record get the error :data:`NEW_SCHEMA`; when there is any, the batch must be decoded
     again with :func:`type_changes` (``apply_changes(..., one_pass=True)`` tells).
     """
     typable, imageless = _typable(), _imageless()
     members = [
         _Member(fmt, table, token, plan, keyed)
-        for (fmt, table, token), (keyed, plan) in sorted(known.plans.items())
+        for (fmt, table, token), (keyed, plan) in sorted(known.plans.items(), key=_group_order)
     ]
     unknown = F.col("error").isNull() & (F.col("op") == Op.DDL)
     if REPARSE in env.columns:
         unknown = unknown | F.col(REPARSE)
     return _typed(env, members, typable, imageless, unknown=unknown)
+
+
+def _group_order(item: tuple[tuple[str, str, str | None], object]) -> tuple[object, ...]:
+    """A known group's place in a stable order (a schemaless group's token is None)."""
+    fmt, table, token = item[0]
+    return fmt, table, token is not None, token or ""
 
 
 IMAGE_FIELDS_MAX = 1000
@@ -859,8 +866,12 @@ def _typed_plan(
             out[name] = F.when(mine, typed).otherwise(out[name])
     if unknown is not None:
         # after the plans: a row of a known group that must be read again (the format's
-        # ``REPARSE``) is not typed from the images of the one-pass parse
+        # ``REPARSE``) is not typed from the images of the one-pass parse, nor is a schemaless
+        # image with a key its plan does not type
         new = (typable & F.col("_plan").isNull()) | unknown
+        for i in sorted({shapes[m.plan.signature] for m in members if m.token is None}):
+            if by_shape[i].error is None:
+                new = new | ((F.col("_plan") == i) & _new_keys(by_shape[i].specs))
         out["error"] = F.when(new, F.lit(NEW_SCHEMA)).otherwise(out["error"])
     staged = env.withColumn("_plan", index)
     if parsed:
@@ -868,6 +879,18 @@ def _typed_plan(
     return staged.select(
         *[out[f.name].cast(f.dataType).alias(f.name) for f in CHANGE_SCHEMA.fields]
     )
+
+
+def _new_keys(specs: Sequence[ColumnSpec]) -> Column:
+    """Whether a row image (its text) has a key none of ``specs`` types: a schemaless message
+    with a column its plan was not made for. Keys are compared exactly, as the parse reads them."""
+    names = F.array(*[F.lit(s.name) for s in specs]).cast("array<string>")
+
+    def new(text: str) -> Column:
+        keys = F.json_object_keys(F.col(text))
+        return F.coalesce(F.size(F.array_except(keys, names)) > 0, F.lit(False))
+
+    return new("before_text") | new("after_text")
 
 
 @dataclass(frozen=True)
@@ -897,11 +920,14 @@ class KnownGroups:
     A plan holds the types settled for its table when it was made. They stay valid while cdclake
     is the table's only writer: a batch writes a table with the types it settled on, and only DDL
     changes them otherwise (a batch with DDL goes through :func:`type_changes`, which starts
-    over). The plans of the groups with a schema token are kept; typing without one depends on
-    the batch's values, so those batches always take two passes.
+    over). A group without a schema token (schemaless messages: CKafka's rows, a schemaless
+    Debezium payload, canal without ``mysqlType``) is typed by its table's columns, and by the
+    types its values suggest only for keys the table lacks: its plan stays valid for images
+    whose keys are all columns of the plan, and :func:`type_known` sends any other image through
+    two passes (:func:`_new_keys`).
     """
 
-    plans: dict[tuple[str, str, str], tuple[bool, _Plan]] = field(default_factory=dict)
+    plans: dict[tuple[str, str, str | None], tuple[bool, _Plan]] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.plans)
@@ -910,8 +936,6 @@ class KnownGroups:
         """Keep the plans of a batch typed in two passes; they replace those of its tables."""
         tables = {g["table"] for g in groups}
         self.plans = {k: v for k, v in self.plans.items() if k[1] not in tables}
-        if any(g["schema_token"] is None for g in groups):
-            return  # the batch's plans depend on its values (see above)
         for g, p in zip(groups, plans, strict=True):
             self.plans[(g[_FORMAT], g["table"], g["schema_token"])] = (bool(g["keyed"]), p)
 
@@ -924,11 +948,14 @@ class KnownGroups:
         (:func:`one_pass_envelopes`). None: no plan, or too many columns, or two that differ
         only in case (a parse reads them exactly, a struct field is found whatever its case),
         or a column two plans parse differently (a Decimal's variant and a string's text: each
-        plan then parses the images' text its own way)."""
+        plan then parses the images' text its own way), or a plan of schemaless messages (their
+        images' keys are checked against the plan's columns, which needs the text)."""
         fields: dict[str, StructField] = {}
-        for (fmt, _, _), (_, plan) in self.plans.items():
+        for (fmt, _, token), (_, plan) in self.plans.items():
             if fmt != format_name:
                 continue
+            if token is None:
+                return None
             for s in plan.specs:
                 mine = fields.setdefault(s.name.lower(), StructField(s.name, s.parse_type))
                 if (mine.name, mine.dataType) != (s.name, s.parse_type):
