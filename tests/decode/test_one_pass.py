@@ -312,6 +312,9 @@ def test_schemaless_messages_of_a_known_table_type_in_one_pass(
         ("a row without qty", [ckafka(4, {"id": 3, "name": "n3"})], True),
         ("a new key", [ckafka(5, _row(4, 4, color="red")), ckafka(6, _row(5, 5))], False),
         ("the new key known", [ckafka(7, _row(5, 6, color="blue"), _row(5, 5))], True),
+        # a plan that fails its rows for what their values hold is not kept for later rows
+        ("a key in another case", [ckafka(10, {**_row(7, 7), "NAME": "N7"})], False),
+        ("after it", [ckafka(11, _row(8, 8))], False),
         ("a bad value", [ckafka(8, _row(6, "many")), ckafka(9, None, _row(2, 2))], True),
     ]
     one = _runner(spark, tmp_path / "stream", "ckafka", KnownGroups())
@@ -333,4 +336,5 @@ def test_schemaless_messages_of_a_known_table_type_in_one_pass(
         (3, None, "n3", None),
         (4, "red", "n4", 4),
         (5, "blue", "n5", 6),
+        (8, None, "n8", 8),
     ]

@@ -870,8 +870,7 @@ def _typed_plan(
         # image with a key its plan does not type
         new = (typable & F.col("_plan").isNull()) | unknown
         for i in sorted({shapes[m.plan.signature] for m in members if m.token is None}):
-            if by_shape[i].error is None:
-                new = new | ((F.col("_plan") == i) & _new_keys(by_shape[i].specs))
+            new = new | ((F.col("_plan") == i) & _new_keys(by_shape[i].specs))
         out["error"] = F.when(new, F.lit(NEW_SCHEMA)).otherwise(out["error"])
     staged = env.withColumn("_plan", index)
     if parsed:
@@ -937,6 +936,8 @@ class KnownGroups:
         tables = {g["table"] for g in groups}
         self.plans = {k: v for k, v in self.plans.items() if k[1] not in tables}
         for g, p in zip(groups, plans, strict=True):
+            if g["schema_token"] is None and p.error is not None:
+                continue  # a schemaless group's error came from its values: not for later rows
             self.plans[(g[_FORMAT], g["table"], g["schema_token"])] = (bool(g["keyed"]), p)
 
     def forget(self) -> None:
