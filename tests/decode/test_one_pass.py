@@ -19,6 +19,7 @@ import pytest
 from builders.msgs import DBZ_FIELDS, ckafka, ckafka_create, debezium
 from jobs import count_jobs
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from cdclake.apply.results import BatchResult
@@ -338,3 +339,39 @@ def test_schemaless_messages_of_a_known_table_type_in_one_pass(
         (5, "blue", "n5", 6),
         (8, None, "n8", 8),
     ]
+
+
+def test_a_known_schema_kafka_batch_parses_each_message_once(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A stream's batch of a known schema, read from Kafka, holds one ``from_json`` of the
+    message in its optimized plan, and no other outside the branch of flattened rows (whose
+    field list is read from the text again: they are the only rows that take that branch). A
+    filter pushed below the parse would show here as more parses (issue 36 saw 34)."""
+    from cdclake.decode import configured_keys, type_known
+    from cdclake.sources import from_kafka_df
+
+    known = KnownGroups()
+    run = _runner(spark, tmp_path / "lake", "debezium", known)
+    run([debezium(1, _row(1, 1), schema=DBZ_FIELDS)])
+    records = [  # the builder's record lines as a Kafka source reads them
+        json.loads(debezium(n, _row(n, n), schema=DBZ_FIELDS)) for n in (2, 3)
+    ]
+    kafka = spark.createDataFrame(
+        [
+            (json.dumps(r["key"]).encode(), json.dumps(r["value"]).encode(), "t", 0, i, [])
+            for i, r in enumerate(records)
+        ],
+        "key binary, value binary, topic string, partition int, offset long, "
+        "headers array<struct<key: string, value: binary>>",
+    )
+    env, _ = one_pass_envelopes(from_kafka_df(kafka), "debezium", DecodeOptions(), known)
+    changes = type_known(configured_keys(env, DecodeOptions()), known)
+    plan = changes._jdf.queryExecution().optimizedPlan().toString()
+    parses = plan.split("from_json(")[1:]
+    whole = [p for p in parses if p.startswith("StructField(schema,")]
+    flat = [p for p in parses if p.startswith("ArrayType(StringType,true), get_json_object(")]
+    assert (len(parses), len(whole), len(flat)) == (2, 1, 1), plan
+    assert "$.schema.fields" in flat[0][:120]
+    typed = changes.select("error", F.expr("variant_get(after, '$.id', 'int')").alias("id"))
+    assert sorted((r["id"], r["error"]) for r in typed.collect()) == [(2, None), (3, None)]
