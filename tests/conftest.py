@@ -20,13 +20,18 @@ SPARK_CONF_DIR = TESTS / "spark-conf"
 """Spark settings for tiny test data (see its spark-defaults.conf); the drivers the tests start
 as subprocesses get them through ``SPARK_CONF_DIR`` (a test may point one elsewhere)."""
 os.environ["SPARK_CONF_DIR"] = str(SPARK_CONF_DIR)
+FULL_JIT = "-XX:+TieredCompilation"
+"""The test session's JVM options: both JIT compilers, where its subprocesses' drivers have C1
+only (spark-defaults.conf), as it lives for the whole run."""
 
 
 def tiny_data_settings() -> dict[str, str]:
-    """The settings of ``tests/spark-conf/spark-defaults.conf``, for the test session too."""
+    """The settings of ``tests/spark-conf/spark-defaults.conf`` for the test session (whose
+    JVM keeps both JIT compilers)."""
     lines = (SPARK_CONF_DIR / "spark-defaults.conf").read_text().splitlines()
     pairs = (line.split(None, 1) for line in lines if line.strip() and not line.startswith("#"))
-    return {key: value.strip() for key, value in pairs}
+    settings = {key: value.strip() for key, value in pairs}
+    return {**settings, "spark.driver.extraJavaOptions": FULL_JIT}
 
 
 SERVICES = ("conformance", "e2e")

@@ -5,6 +5,7 @@ retention go, and a stream can maintain its own target between batches."""
 from __future__ import annotations
 
 import json
+import shutil
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,6 +34,23 @@ def short_retention(spark: SparkSession) -> Any:
     spark.conf.unset(RETENTION_CHECK)
 
 
+@pytest.fixture(scope="module")
+def live_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the live workload's lake is built, once for the module (by :func:`live_lake`)."""
+    return tmp_path_factory.mktemp("live-template") / "lake"
+
+
+@pytest.fixture
+def live_lake(lake: Any, live_template: Path) -> Any:
+    """The lake of :func:`live_workload` (four batches over three tables, with quarantined
+    records), a copy of its own for each test to change: the workload's applies run once for the
+    module. A Delta table's log holds paths relative to it, so a copied table is the same table."""
+    if not live_template.exists():
+        live_workload(type(lake)(lake.spark, live_template))
+    shutil.copytree(live_template, lake.root)
+    return lake
+
+
 def everything(spark: SparkSession, root: Path) -> dict[str, list[tuple[Any, ...]]]:
     """Every row of every Delta table under ``root``, as a reader sees them."""
     out = {}
@@ -47,12 +65,11 @@ def status_doc(root: Path) -> dict[str, Any]:
 
 
 def test_maintain_compacts_and_vacuums_without_changing_a_row(
-    spark: SparkSession, lake: Any, short_retention: Any
+    spark: SparkSession, live_lake: Any, short_retention: Any
 ) -> None:
-    live_workload(lake)  # four batches over three tables, with quarantined records
-    rows, status = everything(spark, lake.root), status_doc(lake.root)
+    rows, status = everything(spark, live_lake.root), status_doc(live_lake.root)
 
-    report = maintain(spark, str(lake.root), retention=Retention(vacuum_hours=0))
+    report = maintain(spark, str(live_lake.root), retention=Retention(vacuum_hours=0))
 
     by_table = {t.table: t for t in report}
     assert {t.outcome for t in report} == {"ok"}, [(t.table, t.reason) for t in report]
@@ -67,35 +84,34 @@ def test_maintain_compacts_and_vacuums_without_changing_a_row(
     for t in [by_table[n] for n in ("shop.public.items", SOURCES, QUARANTINE)]:
         assert t.files_before > 1, t
         assert t.files_vacuumed >= t.files_before - 1, t  # the compacted files left storage
-    assert everything(spark, lake.root) == rows
-    assert status_doc(lake.root) == status
+    assert everything(spark, live_lake.root) == rows
+    assert status_doc(live_lake.root) == status
 
-    again = maintain(spark, str(lake.root), retention=Retention(vacuum_hours=0))
+    again = maintain(spark, str(live_lake.root), retention=Retention(vacuum_hours=0))
     assert [(t.files_before, t.files_after, t.rows_removed) for t in again] == [(1, 1, 0)] * len(
         report
     )
 
 
 def test_sources_roll_up_keeps_the_status_and_the_newest_batches(
-    spark: SparkSession, lake: Any
+    spark: SparkSession, live_lake: Any
 ) -> None:
-    live_workload(lake)
-    source_rows = spark.read.format("delta").load(str(lake.root / SOURCES))
+    source_rows = spark.read.format("delta").load(str(live_lake.root / SOURCES))
     before = source_rows.count()
-    status = status_doc(lake.root)
+    status = status_doc(live_lake.root)
     newest = source_rows.agg({"recorded_at": "max"}).first()[0]
     newest_rows = sorted(map(repr, source_rows.filter(source_rows.recorded_at == newest).collect()))
 
     report = maintain(
-        spark, str(lake.root), compact=False, vacuum=False, retention=Retention(keep_batches=1)
+        spark, str(live_lake.root), compact=False, vacuum=False, retention=Retention(keep_batches=1)
     )
 
-    rolled = spark.read.format("delta").load(str(lake.root / SOURCES))
+    rolled = spark.read.format("delta").load(str(live_lake.root / SOURCES))
     removed = {t.table: t.rows_removed for t in report}
     # what status reports of cdclake's own tables follows
-    sizes = bookkeeping_sizes(str(lake.root), [t["table"] for t in status["tables"]])
+    sizes = bookkeeping_sizes(str(live_lake.root), [t["table"] for t in status["tables"]])
     assert sizes[SOURCES]["rows"] == rolled.count() < before
-    quarantined = spark.read.format("delta").load(str(lake.root / QUARANTINE)).count()
+    quarantined = spark.read.format("delta").load(str(live_lake.root / QUARANTINE)).count()
     assert sizes[QUARANTINE]["rows"] == quarantined > 0
     assert removed[SOURCES] == before - rolled.count() > 0
     assert {k: v for k, v in removed.items() if k != SOURCES} == dict.fromkeys(
@@ -105,30 +121,28 @@ def test_sources_roll_up_keeps_the_status_and_the_newest_batches(
     older = rolled.filter(rolled.recorded_at < newest)
     assert older.count() == older.select("kind", "source_id", "table").distinct().count()
     assert sorted(map(repr, rolled.filter(rolled.recorded_at == newest).collect())) == newest_rows
-    assert status_doc(lake.root) == status
+    assert status_doc(live_lake.root) == status
 
 
-def test_records_past_their_retention_go(spark: SparkSession, lake: Any) -> None:
-    live_workload(lake)
-    quarantined = spark.read.format("delta").load(str(lake.root / QUARANTINE)).count()
+def test_records_past_their_retention_go(spark: SparkSession, live_lake: Any) -> None:
+    quarantined = spark.read.format("delta").load(str(live_lake.root / QUARANTINE)).count()
     kept = maintain(
-        spark, str(lake.root), compact=False, vacuum=False,
+        spark, str(live_lake.root), compact=False, vacuum=False,
         retention=Retention(quarantine=timedelta(days=1)),
     )  # fmt: skip
     assert {t.table: t.rows_removed for t in kept}[QUARANTINE] == 0
     gone = maintain(
-        spark, str(lake.root), compact=False, vacuum=False,
+        spark, str(live_lake.root), compact=False, vacuum=False,
         retention=Retention(quarantine=timedelta(0)),
     )  # fmt: skip
     assert {t.table: t.rows_removed for t in gone}[QUARANTINE] == quarantined > 0
-    assert spark.read.format("delta").load(str(lake.root / QUARANTINE)).count() == 0
+    assert spark.read.format("delta").load(str(live_lake.root / QUARANTINE)).count() == 0
 
 
-def test_cli_reports_every_table_and_refuses_a_bad_duration(lake: Any) -> None:
-    live_workload(lake)
+def test_cli_reports_every_table_and_refuses_a_bad_duration(live_lake: Any) -> None:
     runner = CliRunner()
     out = runner.invoke(
-        app, ["maintain", "--target", str(lake.root), "--retention-hours", "0", "--json"]
+        app, ["maintain", "--target", str(live_lake.root), "--retention-hours", "0", "--json"]
     )
     assert out.exit_code == 0, out.output
     report = [json.loads(line) for line in out.output.splitlines()]
@@ -138,17 +152,19 @@ def test_cli_reports_every_table_and_refuses_a_bad_duration(lake: Any) -> None:
     assert items["files_vacuumed"] > 0
 
     bad = runner.invoke(
-        app, ["maintain", "--target", str(lake.root), "--quarantine-retention", "a week"]
+        app, ["maintain", "--target", str(live_lake.root), "--quarantine-retention", "a week"]
     )
     assert bad.exit_code == 2
     assert "--quarantine-retention 'a week': expected a duration such as 90s" in bad.output
 
-    status = json.loads(runner.invoke(app, ["status", "--target", str(lake.root), "--json"]).output)
+    status = json.loads(
+        runner.invoke(app, ["status", "--target", str(live_lake.root), "--json"]).output
+    )
     own = status["bookkeeping"]
     assert own[SOURCES]["files"] == 1 and own[SOURCES]["rows"] > 0  # compacted
     assert set(own) >= {SOURCES, QUARANTINE}
 
-    none = runner.invoke(app, ["maintain", "--target", str(lake.root / "nothing")])
+    none = runner.invoke(app, ["maintain", "--target", str(live_lake.root / "nothing")])
     assert none.exit_code == 2
     assert "no Delta table under" in none.output
 
@@ -218,7 +234,7 @@ def test_a_retention_without_maintenance_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_streams_maintenance_takes_the_tables_in_turn_within_its_budget(
-    spark: SparkSession, lake: Any
+    spark: SparkSession, live_lake: Any
 ) -> None:
     """With a budget too short for more than one table, each maintenance of a stream visits one,
     the one after where the last stopped: every table in turn, then round again, also after a
@@ -226,11 +242,10 @@ def test_a_streams_maintenance_takes_the_tables_in_turn_within_its_budget(
     from cdclake.config import ApplyConfig
     from cdclake.run.runner import BetweenBatches
 
-    live_workload(lake)
-    tables = delta_tables(spark, str(lake.root))
+    tables = delta_tables(spark, str(live_lake.root))
     assert len(tables) == 5, tables  # three tables, _cdc_quarantine, _cdc_sources
     config = ApplyConfig(
-        inputs=("x",), target=str(lake.root), maintain_every=1, maintain_budget=timedelta(0)
+        inputs=("x",), target=str(live_lake.root), maintain_every=1, maintain_budget=timedelta(0)
     )
     between = BetweenBatches(spark, config)
     visited = []
@@ -313,7 +328,7 @@ def test_tombstone_logs_keep_only_live_tombstones_and_still_hold_late_events_bac
 
 
 def test_maintain_killed_mid_table_leaves_every_table_readable_and_exact(
-    spark: SparkSession, lake: Any, short_retention: Any
+    spark: SparkSession, live_lake: Any, short_retention: Any
 ) -> None:
     """``cdclake maintain`` SIGKILLed (its Spark JVM with it) while it works on a table, after
     reporting the ones before; every table reads the same rows after the kill, and a full run
@@ -324,12 +339,11 @@ def test_maintain_killed_mid_table_leaves_every_table_readable_and_exact(
     import subprocess
     import sys
 
-    live_workload(lake)
-    rows, status = everything(spark, lake.root), status_doc(lake.root)
+    rows, status = everything(spark, live_lake.root), status_doc(live_lake.root)
     repo = Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": str(repo / "src"), "PYTHONUNBUFFERED": "1",
            "CDCLAKE_DRIVER_MEMORY": "1g"}  # fmt: skip
-    args = ["maintain", "--target", str(lake.root), "--retention-hours", "0",
+    args = ["maintain", "--target", str(live_lake.root), "--retention-hours", "0",
             "--keep-batches", "11", "--json"]  # fmt: skip
     proc = subprocess.Popen(
         [sys.executable, "-m", "cdclake.cli", *args], stdout=subprocess.PIPE,
@@ -341,12 +355,12 @@ def test_maintain_killed_mid_table_leaves_every_table_readable_and_exact(
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait(30)
     assert all(json.loads(line)["outcome"] == "ok" for line in done), done
-    assert everything(spark, lake.root) == rows
-    assert status_doc(lake.root) == status
-    report = maintain(spark, str(lake.root), retention=Retention(vacuum_hours=0))
+    assert everything(spark, live_lake.root) == rows
+    assert status_doc(live_lake.root) == status
+    report = maintain(spark, str(live_lake.root), retention=Retention(vacuum_hours=0))
     assert {t.outcome for t in report} == {"ok"} and all(t.files_after == 1 for t in report)
-    assert everything(spark, lake.root) == rows
-    assert status_doc(lake.root) == status
+    assert everything(spark, live_lake.root) == rows
+    assert status_doc(live_lake.root) == status
 
 
 def test_maintenance_is_due_every_n_batches_or_after_an_interval() -> None:
