@@ -334,7 +334,7 @@ def _encoded(changes: DataFrame, target: str, options: EncodeOptions) -> Convert
     return [r["line"] for r in good], counts
 
 
-# over 120 s in a full run (97-130 s, paid by its first test), because: every ordered pair of
+# over 120 s in a full run (97-138 s, paid by its first test), because: every ordered pair of
 # the four formats is encoded and applied (twelve conversions and four sources, three tables each
 # with a DDL), in four batches, not sixteen
 @pytest.fixture(scope="module")
