@@ -18,6 +18,11 @@ batches. The two runs side by side show what a batch with deletes pays for dead 
 ``dataworks``; CKafka's key configured as the bench does): a schemaless format's batches are
 typed in one pass too once its table's plan is known.
 
+``--kafka`` hands each batch to the Kafka stream's own batch function
+(:func:`cdclake.run.streaming.process_batch`) as Spark's Kafka source delivers it
+(:func:`cdclake.run.kafka_tools.source_rows`), so a batch also writes what a Kafka stream's does
+(its record of the batch, its lag); no broker is asked.
+
 ``--transactions K`` groups the stream into source transactions of K events (each event's
 ``transaction`` block, and an END record of the transaction-metadata topic after its events; a
 batch ends anywhere in a transaction); ``--consistent`` applies it with ``--consistent``
@@ -29,11 +34,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import statistics
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import SparkSession
 from rich.console import Console
@@ -44,7 +51,9 @@ from cdclake._spark import get_or_create
 from cdclake.apply.scd1 import prune_tombstones
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
+from cdclake.run.kafka_tools import source_rows
 from cdclake.run.runner import apply_raw
+from cdclake.run.streaming import process_batch
 from cdclake.sources import raw_from_lines
 from cdclake.target_layout import TOMBSTONES
 
@@ -63,10 +72,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--transactions", type=int, default=0, help="events per source transaction")
     p.add_argument("--consistent", action="store_true", help="apply with --consistent")
     p.add_argument("--format", default="debezium", choices=sorted(WIRE_FORMATS))
+    p.add_argument("--kafka", action="store_true", help="batches as a Kafka stream's")
     args = p.parse_args(argv)
     if args.format != "debezium" and (args.transactions or args.dead_tombstones):
         p.error("--transactions and --dead-tombstones take Debezium's stream only")
     n, batches = args.events_per_batch, args.batches
+    if args.kafka:  # no query here, so no offset log to read each batch's end from
+        logging.getLogger("cdclake.run.stream_metrics").setLevel(logging.ERROR)
     spark = get_or_create("bench-steady")
     spark.sparkContext.setLogLevel("ERROR")
     tracker = spark.sparkContext.statusTracker()
@@ -84,11 +96,17 @@ def main(argv: list[str] | None = None) -> None:
     seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="bench-steady-") as tmp:
         target = Path(tmp) / "lake"
+        kafka: dict[str, Any] = (
+            {"kafka_bootstrap": "127.0.0.1:9", "topics": ("steady",), "checkpoint": f"{tmp}/chk"}
+            if args.kafka
+            else {}
+        )  # a Kafka stream's settings: its batches are given here, no broker is asked
         config = ApplyConfig(
             format=args.format,
             target=str(target),
             consistent=args.consistent,
             keys=primary_keys(args.format) or {},
+            **kafka,
         )
         known = KnownGroups()
         if dead:
@@ -101,11 +119,16 @@ def main(argv: list[str] | None = None) -> None:
                     f"pruned {gone:,} tombstones in {time.perf_counter() - started:.1f} s"
                 )
         for b in range(batches):
-            raw = raw_from_lines(spark, lines[b * n : (b + 1) * n], epoch=b)
+            batch = lines[b * n : (b + 1) * n]
             before = _commits(target)
             spark.sparkContext.setJobGroup(f"steady-{b}", f"steady batch {b}")
             started = time.perf_counter()
-            result = apply_raw(raw, config, "bench-steady", b, n, False, known)
+            if args.kafka:
+                records = source_rows(spark, batch, "steady", b * n)
+                result = process_batch(records, b, config, "bench-steady", known=known).result
+            else:
+                raw = raw_from_lines(spark, batch, epoch=b)
+                result = apply_raw(raw, config, "bench-steady", b, n, False, known)
             took = time.perf_counter() - started
             jobs = len(tracker.getJobIdsForGroup(f"steady-{b}"))
             if b >= 2:  # warm

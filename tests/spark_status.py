@@ -36,6 +36,14 @@ def _load(spark: SparkSession, target: tbl.Target, name: str) -> DataFrame | Non
     return spark.read.format("delta").load(path) if DeltaTable.isDeltaTable(spark, path) else None
 
 
+def _batches(spark: SparkSession, target: tbl.Target) -> DataFrame | None:
+    """A Kafka stream's batch records: the ``batch`` rows of ``_cdc_sources``."""
+    sources = _load(spark, target, SOURCES)
+    if sources is None or "batch" not in sources.columns:
+        return None
+    return sources.filter("kind = 'batch'").select("batch.*")
+
+
 def target_status(
     spark: SparkSession, target: str, now: datetime | None = None, recent: int = RECENT_BATCHES
 ) -> Status:
@@ -158,7 +166,7 @@ def _stream(
             default=None,
         ),
     }
-    metrics = _load(spark, tgt, tbl.BATCHES)
+    metrics = _batches(spark, tgt)
     if metrics is not None:
         last = metrics.orderBy(F.desc("finished_at")).first()
         if last is not None:
@@ -205,7 +213,7 @@ def batches(spark: SparkSession, target: str) -> list[dict[str, Any]]:
         }
         for r in reversed(rows)
     ]
-    metrics = _load(spark, tgt, tbl.BATCHES)
+    metrics = _batches(spark, tgt)
     if metrics is not None:
         lag = {
             r["batch_id"]: r["seconds_behind"]

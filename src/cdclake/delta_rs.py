@@ -8,7 +8,7 @@ when the URL says so), ``AWS_REGION``, and the credentials of ``AWS_ACCESS_KEY_I
 ``AWS_SECRET_ACCESS_KEY`` (``AWS_SESSION_TOKEN``), else delta-rs's own lookup (instance
 profiles, ``~/.aws``).
 
-Only cdclake's own tables (``_cdc_sources``, ``_cdc_quarantine``, ``_cdc_batches``) are read
+Only cdclake's own tables (``_cdc_sources``, ``_cdc_quarantine``, ``_cdc_cuts``) are read
 here. Of a target table only the log is read: its row count from the add actions' statistics
 (:func:`row_count`) and its properties; never its data (tables with column mapping read as nulls
 through ``to_pyarrow_table()``).
@@ -77,6 +77,18 @@ def read(location: str, columns: list[str]) -> pa.Table | None:
     reader would import pandas, a second or more of a command that should answer in one."""
     table = open_table(location)
     return None if table is None else _arrow(table.scan(columns=columns))
+
+
+def read_struct(location: str, column: str, fields: list[str]) -> pa.Table | None:
+    """``kind`` and the ``fields`` of the struct ``column`` (as top-level columns) of the Delta
+    table at ``location``; None when there is no table there or it has no such column."""
+    table = open_table(location)
+    if table is None or column not in {f.name for f in table.schema().fields}:
+        return None
+    data = _arrow(table.scan(columns=["kind", column])).flatten()
+    return data.select(["kind", *[f"{column}.{f}" for f in fields]]).rename_columns(
+        ["kind", *fields]
+    )
 
 
 def _arrow(stream: object) -> pa.Table:

@@ -37,8 +37,11 @@ SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
 QUARANTINE = "_cdc_quarantine"  # bad input with its reason and lineage
 TOMBSTONES = "_cdc_tombstones"  # per table: (key, position) of deletes, so late events stay out
 HISTORY_LOG = "_cdc_history_log"  # per SCD2 table: the events its history was built from
-BATCHES = "_cdc_batches"  # one row per streaming micro-batch: counts, lag, times
+BATCHES = "_cdc_batches"  # written before: one row per Kafka micro-batch (now BATCH rows)
 SOURCES = "_cdc_sources"  # per batch and table/source: positions and source times (freshness)
+BATCH = "batch"
+"""The ``kind`` and the column of a Kafka micro-batch's record in ``_cdc_sources``: its counts,
+times and lag (see :mod:`cdclake.apply.liveness`)."""
 DDL_TABLE = "_cdc_ddl"  # the DDL statements applied, with their positions
 REPLAYS = "_cdc_replays"  # quarantine replays: what each replay selected and applied
 PENDING = "_cdc_pending"  # --consistent: the changes of transactions that are not complete yet

@@ -349,22 +349,14 @@ def test_a_known_schema_kafka_batch_parses_each_message_once(
     field list is read from the text again: they are the only rows that take that branch). A
     filter pushed below the parse would show here as more parses (issue 36 saw 34)."""
     from cdclake.decode import configured_keys, type_known
+    from cdclake.run.kafka_tools import source_rows
     from cdclake.sources import from_kafka_df
 
     known = KnownGroups()
     run = _runner(spark, tmp_path / "lake", "debezium", known)
     run([debezium(1, _row(1, 1), schema=DBZ_FIELDS)])
-    records = [  # the builder's record lines as a Kafka source reads them
-        json.loads(debezium(n, _row(n, n), schema=DBZ_FIELDS)) for n in (2, 3)
-    ]
-    kafka = spark.createDataFrame(
-        [
-            (json.dumps(r["key"]).encode(), json.dumps(r["value"]).encode(), "t", 0, i, [])
-            for i, r in enumerate(records)
-        ],
-        "key binary, value binary, topic string, partition int, offset long, "
-        "headers array<struct<key: string, value: binary>>",
-    )
+    lines = [debezium(n, _row(n, n), schema=DBZ_FIELDS) for n in (2, 3)]
+    kafka = source_rows(spark, lines, "t")  # as Spark's Kafka source delivers them
     env, _ = one_pass_envelopes(from_kafka_df(kafka), "debezium", DecodeOptions(), known)
     changes = type_known(configured_keys(env, DecodeOptions()), known)
     plan = changes._jdf.queryExecution().optimizedPlan().toString()

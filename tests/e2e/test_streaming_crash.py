@@ -31,7 +31,7 @@ from test_streaming import (
     _table_of,
     actual_state,
     assert_balanced,
-    delta_rows,
+    batch_records,
     expected_state,
 )
 
@@ -197,7 +197,7 @@ def moment_of_kill(checkpoint: Path, lake: Path, app_id: str) -> str:
     steps = sorted({f"{table}:{step}" for table, step, v in txn_commits(lake, app_id) if v == n})
     if not steps:
         return f"mid-batch {n}, nothing written yet"
-    if "_cdc_batches:batches" in steps:
+    if "_cdc_sources:sources" in steps:
         return f"batch {n} written, Spark commit missing"
     return f"mid-batch {n}, partly written ({', '.join(steps)})"
 
@@ -291,7 +291,7 @@ def test_kill_9_at_random_moments_loses_nothing_and_applies_nothing_twice(
     else:
         expected = expected_state(records)
         assert actual_state(spark, lake, expected) == expected
-    batches = delta_rows(spark, lake / "_cdc_batches")
+    batches = batch_records(spark, lake)
     ids = [b["batch_id"] for b in batches]
     assert len(ids) == len(set(ids)) == _ids(chk / "commits")[-1] + 1, sorted(ids)
     assert sum(b["messages"] for b in batches) == produced
@@ -372,7 +372,7 @@ def test_kill_9_in_consistent_mode_keeps_every_cut_a_prefix_of_whole_transaction
             all(seen.get(t, set()) == state.get(t, set()) for t in (*state, *seen))
             for state in prefixes
         ), (c, moments)
-    batches = delta_rows(spark, lake / "_cdc_batches")
+    batches = batch_records(spark, lake)
     assert sum(b["messages"] for b in batches) == produced
     commits = txn_commits(lake, app_id_for(str(chk)))
     assert len(commits) == len(set(commits)), "a batch step was committed twice"
@@ -465,6 +465,6 @@ def test_broker_restart_during_a_run_is_ridden_through(
         cli.kill()
     expected = expected_state(first + second)
     assert actual_state(spark, lake, expected) == expected
-    batches = delta_rows(spark, lake / "_cdc_batches")
+    batches = batch_records(spark, lake)
     assert sum(b["messages"] for b in batches) == produced
     assert_balanced(batches)

@@ -18,9 +18,12 @@ from pyspark.sql import SparkSession
 from test_html_report import live_workload
 from typer.testing import CliRunner
 
+from cdclake.apply.results import BatchResult
+from cdclake.apply.tables import Target
 from cdclake.cli import app
 from cdclake.ops.maintain import RETENTION_CHECK, Retention, delta_tables, maintain
 from cdclake.ops.status import bookkeeping_sizes, target_status
+from cdclake.run.stream_metrics import BatchMetrics, write_record
 from cdclake.target_layout import QUARANTINE, SOURCES
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -122,6 +125,52 @@ def test_sources_roll_up_keeps_the_status_and_the_newest_batches(
     assert older.count() == older.select("kind", "source_id", "table").distinct().count()
     assert sorted(map(repr, rolled.filter(rolled.recorded_at == newest).collect())) == newest_rows
     assert status_doc(live_lake.root) == status
+
+
+def test_a_kafka_batchs_record_outlives_the_roll_up_and_goes_after_its_retention(
+    spark: SparkSession, live_lake: Any
+) -> None:
+    """A Kafka batch's record (a ``batch`` row of ``_cdc_sources``) is not a batch's bookkeeping
+    to roll up: the roll-up keeps it as it is and counts only the other rows' batches;
+    ``--batches-retention`` drops it."""
+    root = str(live_lake.root)
+    at = datetime.now(UTC)
+    for batch_id in (7, 8):
+        record = BatchMetrics(batch_id, BatchResult(), at, at, end_offsets={("t", 0): batch_id})
+        write_record(spark, Target(root), record, "app")
+    source_rows = spark.read.format("delta").load(str(live_lake.root / SOURCES))
+    own = source_rows.filter("kind <> 'batch'")
+    newest = own.agg({"recorded_at": "max"}).first()[0]
+    newest_rows = sorted(map(repr, own.filter(own.recorded_at == newest).collect()))
+    status = status_doc(live_lake.root)
+    assert status["stream"]["last_batch_id"] == 8
+
+    maintain(spark, root, compact=False, vacuum=False, retention=Retention(keep_batches=1))
+
+    rolled = spark.read.format("delta").load(str(live_lake.root / SOURCES))
+    assert sorted(r["batch"]["end_offsets"] for r in rolled.filter("kind = 'batch'").collect()) == [
+        '{"t":{"0":7}}',
+        '{"t":{"0":8}}',
+    ]
+    older = rolled.filter(f"kind <> 'batch' AND recorded_at < '{newest.isoformat()}'")
+    assert older.count() == older.select("kind", "source_id", "table").distinct().count() > 0
+    assert sorted(map(repr, rolled.filter(rolled.recorded_at == newest).collect())) == newest_rows
+    assert status_doc(live_lake.root) == status
+    n_rolled = rolled.count()
+
+    def retained(days: int) -> int:
+        report = maintain(
+            spark, root, compact=False, vacuum=False,
+            retention=Retention(batches=timedelta(days=days)),
+        )  # fmt: skip
+        return {t.table: t.rows_removed for t in report}[SOURCES]
+
+    assert retained(1) == 0
+    assert retained(0) == 2
+    after = spark.read.format("delta").load(str(live_lake.root / SOURCES))
+    assert after.filter("kind = 'batch'").count() == 0
+    assert after.count() == n_rolled - 2
+    assert status_doc(live_lake.root)["stream"]["last_batch_id"] is None
 
 
 def test_records_past_their_retention_go(spark: SparkSession, live_lake: Any) -> None:

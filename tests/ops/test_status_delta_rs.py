@@ -25,6 +25,7 @@ from test_html_report import live_workload
 from test_status import ITEMS, T0, at, heartbeat, row
 from typer.testing import CliRunner
 
+from cdclake.apply.tables import Target
 from cdclake.cli import app
 from cdclake.ops.html_report import batches, quarantine_over_time
 from cdclake.ops.quarantine import Selection, counts
@@ -58,8 +59,8 @@ def same_as_spark(spark: SparkSession, root: str, now: datetime, recent: int = 1
 
 def test_same_as_spark_on_a_live_workload(lake: Any) -> None:
     """Two sources, three tables, three batches, stale re-deliveries, three quarantine reasons,
-    and a stream's batch records (``_cdc_batches``): every window of recent batches, the
-    quarantine selections and the report's series agree with Spark's."""
+    and a stream's batch records (the ``batch`` rows of ``_cdc_sources``): every window of
+    recent batches, the quarantine selections and the report's series agree with Spark's."""
     live_workload(lake)
     result = lake.apply([heartbeat(int(datetime.now(UTC).timestamp() * 1000) - 2_000)])
     finished = datetime.now(UTC).replace(microsecond=0)
@@ -73,7 +74,7 @@ def test_same_as_spark_on_a_live_workload(lake: Any) -> None:
             latest_offsets={("pg", 0): 100 * batch_id + behind},
             newest_message_at=finished - timedelta(seconds=behind),
         )
-        write_record(lake.spark, str(lake.root), metrics, "test-app")
+        write_record(lake.spark, Target(str(lake.root)), metrics, "test-app")
     root, now = str(lake.root), datetime.now(UTC)
     for recent in (1, 2, 3, 10):
         s = same_as_spark(lake.spark, root, now, recent)

@@ -1,5 +1,7 @@
-"""The Delta commits of a stream's steady batches (issue 36): one per table the batch touches (the
-target, its tombstone log when the batch deletes, ``_cdc_sources``), and none for a replay."""
+"""The Delta commits of a Kafka stream's steady batches (issue 36): one per table the batch
+touches (the target, and its tombstone log when the batch deletes) and one for cdclake's
+bookkeeping (``_cdc_sources``: the batch's source, input and table rows with its own record);
+none for a replay."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from pyspark.sql import SparkSession
 
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
-from cdclake.run.runner import apply_raw
-from cdclake.sources import raw_from_lines
+from cdclake.run.kafka_tools import source_rows
+from cdclake.run.streaming import process_batch
 
 TABLE = "pg.public.items"
 
@@ -33,7 +35,13 @@ def test_a_steady_batch_commits_once_to_each_table_and_a_replay_commits_nothing(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     target = tmp_path / "lake"
-    config = ApplyConfig(format="debezium", target=str(target))
+    config = ApplyConfig(  # the query's settings; the batches are given, no broker is asked
+        format="debezium",
+        target=str(target),
+        checkpoint=str(tmp_path / "chk"),
+        kafka_bootstrap="127.0.0.1:9",
+        topics=("t",),
+    )
     known = KnownGroups()
     inserts = [dbz.event("c", after=_row(i, 10 + i), lsn=10 + i) for i in range(6)]
     updates_and_deletes = [
@@ -45,17 +53,19 @@ def test_a_steady_batch_commits_once_to_each_table_and_a_replay_commits_nothing(
     ]
     updates = [dbz.event("u", after=_row(i, 40 + i), lsn=40 + i) for i in (3, 4)]
     batches = [inserts, updates_and_deletes, updates, updates]  # the last: a replay of batch 2
-    ids = [0, 1, 2, 2]
+    ids, offsets = [0, 1, 2, 2], [0, 6, 9, 9]
 
-    added = []
-    for batch_id, lines in zip(ids, batches, strict=True):
+    added, one_pass = [], []
+    for batch_id, lines, offset in zip(ids, batches, offsets, strict=True):
         before = _commits(target)
-        raw = raw_from_lines(spark, lines, epoch=batch_id)
-        apply_raw(raw, config, "app", batch_id, len(lines), False, known)
+        kafka = source_rows(spark, lines, "t", offset)
+        metrics = process_batch(kafka, batch_id, config, "app", known=known)
         added.append(+(_commits(target) - before))
+        one_pass.append(metrics.result.one_pass)
 
     folder = next(p.name for p in target.iterdir() if not p.name.startswith("_"))
     tombstones = f"_cdc_tombstones/{folder}"
+    assert one_pass == [False, True, True, True]  # a steady batch: typed with the known plans
     assert added[1:] == [
         {folder: 1, tombstones: 1, "_cdc_sources": 1},
         {folder: 1, "_cdc_sources": 1},
@@ -71,3 +81,9 @@ def test_a_steady_batch_commits_once_to_each_table_and_a_replay_commits_nothing(
     ]
     sources = spark.read.format("delta").load(str(target / "_cdc_sources"))
     assert sorted(r["batch_id"] for r in sources.filter("kind = 'table'").collect()) == [0, 1, 2]
+    records = sources.filter("kind = 'batch'").select("batch.*").orderBy("batch_id").collect()
+    assert [(r["batch_id"], r["messages"], r["applied"], r["ignored"]) for r in records] == [
+        (0, 6, 6, 0),
+        (1, 3, 3, 0),
+        (2, 2, 2, 0),
+    ]

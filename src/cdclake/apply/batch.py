@@ -166,6 +166,7 @@ def apply_changes(
     track_history_except_column_list: ColumnChoice = None,
     parallel_tables: int = 4,
     one_pass: bool = False,
+    record_sources: bool = True,
 ) -> BatchResult:
     """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to the tables in ``target``.
 
@@ -180,7 +181,10 @@ def apply_changes(
     :mod:`cdclake.apply.scd2`). Up to ``parallel_tables`` tables are applied at once (see
     :mod:`cdclake.apply.parallel`). ``one_pass``: the changes come from
     :func:`cdclake.decode.type_known`; if some of them need two passes, it raises
-    :class:`cdclake.decode.NeedsTwoPasses` before writing anything.
+    :class:`cdclake.decode.NeedsTwoPasses` before writing anything. ``record_sources`` False:
+    the batch's rows of ``_cdc_sources`` (:mod:`cdclake.apply.liveness`) are left in
+    ``result.sources_rows`` for the caller to write with its own (a Kafka batch's record, in
+    the same commit).
 
     A table whose column names Delta cannot hold or write (see
     :func:`cdclake.names.refusals`) has its changes quarantined with the reason. A table
@@ -235,7 +239,11 @@ def apply_changes(
             ),
         )  # fmt: skip
         applied = [r for r in per_op if r["table"] not in refused or r["op"] in CONTROL_OPS]
-        liveness.record(spark, tgt, per_source, per_input, applied, result, txn, batch_id)
+        rows = liveness.rows(tgt, per_source, per_input, applied, result, batch_id)
+        if record_sources:
+            liveness.write(spark, tgt, rows, txn)
+        else:
+            result.sources_rows = rows
     finally:
         cached.unpersist()
         release(decoded)

@@ -7,8 +7,8 @@ runs (no extra pass over the data), a few rows, in one commit: one per source, o
 ============== =============================================================================
 column         meaning
 ============== =============================================================================
-kind           ``source`` (one source id), ``input`` (one input file or topic) or ``table``
-               (one target table)
+kind           ``source`` (one source id), ``input`` (one input file or topic), ``table``
+               (one target table) or ``batch`` (one micro-batch of a Kafka stream)
 source_id      the source: see :func:`source_id`; for ``input`` the file's URI or the topic
 table          the target table (``table`` rows only)
 batch_id       the streaming batch id (null for a batch over files)
@@ -25,7 +25,13 @@ last_position_ts   the source time of that change
 key_columns, key_source  the key used and where it came from
 last_ddl       the newest DDL statement of the table in the batch
 last_offset    the newest line number or Kafka offset read from the input (``input`` rows)
+batch          a Kafka stream's micro-batch as a whole (``batch`` rows only, see
+               :data:`BATCH_SCHEMA`): its counts, times and lag
 ============== =============================================================================
+
+A Kafka stream's batch writes its rows and its ``batch`` row in one commit, after its tables
+(:func:`write`): cdclake's bookkeeping of a batch is one commit. (Targets written before
+kept the ``batch`` rows in a table of their own, ``_cdc_batches``, which is still read.)
 
 **Freshness** of a table (seconds it is behind its source) at time ``now``::
 
@@ -42,8 +48,19 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, Row, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    DoubleType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from cdclake.model import SOURCE_ID_KEY, Op
+from cdclake.target_layout import BATCH
 from cdclake.target_layout import SOURCES as SOURCES  # re-exported
 
 if TYPE_CHECKING:
@@ -51,12 +68,39 @@ if TYPE_CHECKING:
     from cdclake.apply.tables import Target
 
 FILES_SOURCE = "(files)"
+BATCH_SCHEMA = StructType(
+    [
+        StructField("batch_id", LongType()),
+        StructField("app_id", StringType()),
+        StructField("started_at", TimestampType()),
+        StructField("finished_at", TimestampType()),
+        StructField("messages", LongType()),
+        StructField("changes", LongType()),
+        StructField("applied", LongType()),
+        StructField("ignored", LongType()),
+        StructField("control", LongType()),
+        StructField("quarantined", LongType()),
+        StructField("oversize", LongType()),
+        StructField("inserted", LongType()),
+        StructField("updated", LongType()),
+        StructField("deleted", LongType()),
+        StructField("tables", ArrayType(StringType())),
+        StructField("control_by_op", MapType(StringType(), LongType())),
+        StructField("quarantine_reasons", MapType(StringType(), LongType())),
+        StructField("end_offsets", StringType()),  # JSON {"topic": {"partition": offset}}
+        StructField("offsets_behind", LongType()),
+        StructField("max_offsets_behind", LongType()),
+        StructField("seconds_behind", DoubleType()),
+        StructField("newest_message_at", TimestampType()),
+    ]
+)
+"""The ``batch`` column: one Kafka micro-batch (see :mod:`cdclake.run.stream_metrics`)."""
 SCHEMA = (
     "kind STRING, source_id STRING, `table` STRING, batch_id BIGINT, messages BIGINT, "
     "heartbeats BIGINT, txn_markers BIGINT, last_message_ts TIMESTAMP, "
     "last_heartbeat_ts TIMESTAMP, applied BIGINT, ignored BIGINT, last_position ARRAY<BIGINT>, "
     "last_position_ts TIMESTAMP, key_columns ARRAY<STRING>, key_source STRING, last_ddl STRING, "
-    "last_offset BIGINT"
+    f"last_offset BIGINT, {BATCH} {BATCH_SCHEMA.simpleString()}"
 )
 
 
@@ -85,17 +129,15 @@ def aggregates() -> list[Column]:
     ]
 
 
-def record(
-    spark: SparkSession,
+def rows(
     target: Target,
     per_source: list[Row],
     per_input: list[Row],
     per_op: list[Row],
     result: BatchResult,
-    txn: Txn,
     batch_id: int | None,
-) -> None:
-    """Append this batch's source, input and table rows to ``<target>/_cdc_sources``."""
+) -> list[dict[str, Any]]:
+    """This batch's source, input and table rows of ``<target>/_cdc_sources``."""
     rows = [_source_row(r, batch_id) for r in per_source]
     rows += [_input_row(r, batch_id) for r in per_input]
     tables: dict[str, list[Row]] = {}
@@ -104,6 +146,17 @@ def record(
             tables.setdefault(r["table"], []).append(r)
     for name, parts in sorted(tables.items()):
         rows.append(_table_row(target.name(name), parts, result, batch_id))
+    return rows
+
+
+def batch_row(record: dict[str, Any]) -> dict[str, Any]:
+    """The ``batch`` row of a micro-batch's ``record`` (a row of :data:`BATCH_SCHEMA`)."""
+    return {"kind": BATCH, "batch_id": record["batch_id"], BATCH: record}
+
+
+def write(spark: SparkSession, target: Target, rows: list[dict[str, Any]], txn: Txn) -> None:
+    """Append ``rows`` (see :func:`rows`, :func:`batch_row`) to ``<target>/_cdc_sources`` in one
+    commit, once however often the batch runs again."""
     if not rows:
         return
     # a few rows per source, input and table: one file, not one per core

@@ -5,6 +5,7 @@ module imports it, it imports none of them."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
@@ -45,6 +46,8 @@ class BatchResult:
     pending: int = 0
     released_from_pending: int = 0
     timed_out: list[str] = field(default_factory=list)
+    # the batch's rows of _cdc_sources when its caller writes them (apply_changes' record_sources)
+    sources_rows: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def applied(self) -> int:

@@ -164,7 +164,8 @@ TombstoneRetention = Annotated[
     ),
 ]
 BatchesRetention = Annotated[
-    str | None, typer.Option(help="Drop _cdc_batches rows older than this (default: kept)")
+    str | None,
+    typer.Option(help="Drop Kafka batches' records older than this (default: kept)"),
 ]
 QuarantineRetention = Annotated[
     str | None, typer.Option(help="Drop _cdc_quarantine rows older than this (default: kept)")

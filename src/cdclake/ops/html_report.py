@@ -17,8 +17,8 @@ from typing import Any
 
 from cdclake import delta_rs
 from cdclake.ops import charts as svg
-from cdclake.ops.status import ROWS_UNKNOWN, Status, target_status, utc
-from cdclake.target_layout import BATCHES, QUARANTINE, SOURCES, TargetPaths
+from cdclake.ops.status import ROWS_UNKNOWN, Status, batch_records, target_status, utc
+from cdclake.target_layout import QUARANTINE, SOURCES, TargetPaths
 
 MAX_BATCHES = 60
 MAX_REASONS = 6
@@ -65,11 +65,9 @@ def batches(target: str) -> list[dict[str, Any]]:
         newest = b.pop("newest")
         b["lag"] = max(0.0, (utc(b["at"]) - utc(newest)).total_seconds()) if newest else 0.0
         out.append(b)
-    metrics = delta_rs.read(paths.system_path(BATCHES), ["batch_id", "seconds_behind"])
+    metrics = batch_records(paths, ["batch_id", "seconds_behind"])
     if metrics is not None:
-        lag = {
-            r["batch_id"]: r["seconds_behind"] for r in delta_rs.records(metrics)
-        }  # one row a batch
+        lag = {r["batch_id"]: r["seconds_behind"] for r in metrics}  # one row a batch
         for b in out:
             if lag.get(b["batch_id"]) is not None:
                 b["lag"] = float(lag[b["batch_id"]])

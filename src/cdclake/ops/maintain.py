@@ -58,7 +58,9 @@ from pyspark.sql import functions as F
 from cdclake import paths
 from cdclake.apply.scd1 import prune_tombstones
 from cdclake.errors import is_write_conflict
+from cdclake.names import quote
 from cdclake.target_layout import (
+    BATCH,
     BATCHES,
     DELETED_AT,
     HISTORY_LOG,
@@ -77,7 +79,7 @@ class Retention:
     """How long maintenance keeps what (None: Delta's default, or forever for records)."""
 
     vacuum_hours: float | None = None  # files no longer referenced; None: the table's own
-    batches: timedelta | None = None  # rows of ``_cdc_batches`` by ``finished_at``
+    batches: timedelta | None = None  # Kafka batches' records by ``finished_at``
     quarantine: timedelta | None = None  # rows of ``_cdc_quarantine`` by ``quarantined_at``
     tombstones: timedelta | None = None  # tombstones by ``_cdc_deleted_at``; None: kept forever
     keep_batches: int = KEEP_BATCHES  # batches of ``_cdc_sources`` kept row by row
@@ -283,8 +285,14 @@ def _bound_records(spark: SparkSession, path: str, folder: str, retention: Reten
     """Roll ``_cdc_sources`` up, drop records past their retention; rows removed."""
     now = datetime.now(UTC)
     if folder == SOURCES:
-        return roll_up_sources(spark, path, retention.keep_batches)
-    if folder == BATCHES and retention.batches is not None:
+        removed = roll_up_sources(spark, path, retention.keep_batches)
+        if retention.batches is not None:
+            cutoff = now - retention.batches
+            removed += _delete_before(
+                spark, path, f"{BATCH}.finished_at", cutoff, f"kind = '{BATCH}'"
+            )
+        return removed
+    if folder == BATCHES and retention.batches is not None:  # written by an earlier cdclake
         return _delete_before(spark, path, "finished_at", now - retention.batches)
     if folder == QUARANTINE and retention.quarantine is not None:
         return _delete_before(spark, path, "quarantined_at", now - retention.quarantine)
@@ -298,16 +306,21 @@ def _bound_records(spark: SparkSession, path: str, folder: str, retention: Reten
     return 0
 
 
-def _delete_before(spark: SparkSession, path: str, column: str, cutoff: datetime) -> int:
-    """Delete the rows whose ``column`` is before ``cutoff`` (rows where it is null stay, as do
-    all rows of a table without it, such as a tombstone log no delete has reached since
-    tombstones had a time); rows deleted."""
-    table = DeltaTable.forPath(spark, path)
-    if column not in table.toDF().columns:
+def _delete_before(
+    spark: SparkSession, path: str, column: str, cutoff: datetime, where: str = "true"
+) -> int:
+    """Delete the rows (of those the SQL predicate ``where`` selects) whose ``column`` (a field
+    path) is before ``cutoff`` (rows where it is null stay, as do all rows of a table without
+    it, such as a tombstone log no delete has reached since tombstones had a time); rows
+    deleted, as the DELETE's own result says (a DELETE of no row commits nothing)."""
+    if column.split(".")[0] not in spark.read.format("delta").load(path).columns:
         return 0
-    table.delete(F.col(column) < F.lit(cutoff))
-    [(_, metrics)] = _last_commits(spark, path, 1)
-    return int((metrics or {}).get("numDeletedRows", 0))
+    field = ".".join(quote(part) for part in column.split("."))
+    at = cutoff.astimezone(UTC).isoformat()
+    done = spark.sql(
+        f"DELETE FROM delta.{quote(path)} WHERE ({where}) AND {field} < TIMESTAMP'{at}'"
+    ).first()
+    return int(done["num_affected_rows"] or 0) if done is not None else 0
 
 
 _SUMMED = ("messages", "heartbeats", "txn_markers", "applied", "ignored")
@@ -320,12 +333,15 @@ def roll_up_sources(spark: SparkSession, path: str, keep_batches: int = KEEP_BAT
     row per (kind, source, table): what :mod:`cdclake.ops.status` reads from them stays the same
     (newest position with its time, latest times, newest key and DDL, counts summed). One
     commit (a ``replaceWhere`` of the old rows): a reader sees either the rows or their
-    roll-up. Rows removed."""
+    roll-up. A Kafka batch's record (``kind`` ``batch``) is kept as it is: its retention is
+    ``Retention.batches``. Rows removed."""
     log = spark.read.format("delta").load(path)
+    not_batch = F.col("kind") != BATCH
     # the batches' times as the session writes timestamps: the same text in the predicates
     text = F.date_format("recorded_at", "yyyy-MM-dd HH:mm:ss.SSSSSS")
     newest = (
-        log.select("recorded_at", text.alias("t"))
+        log.filter(not_batch)
+        .select("recorded_at", text.alias("t"))
         .distinct()
         .orderBy(F.desc("recorded_at"))
         .limit(keep_batches + 1)
@@ -333,7 +349,8 @@ def roll_up_sources(spark: SparkSession, path: str, keep_batches: int = KEEP_BAT
     times = [r["t"] for r in newest.collect()]  # at most keep_batches + 1 timestamps
     if len(times) <= keep_batches:
         return 0
-    old_rows = f"recorded_at <= TIMESTAMP'{times[keep_batches]}'"  # this batch and older ones
+    # this batch and older ones
+    old_rows = f"recorded_at <= TIMESTAMP'{times[keep_batches]}' AND kind <> '{BATCH}'"
     old = log.filter(F.expr(old_rows))
     n_old = old.count()
     groups = old.groupBy("kind", F.coalesce("source_id", F.lit("")).alias("_s"), "table")

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 from cdclake import delta_rs
 from cdclake.errors import ConfigError
 from cdclake.target_layout import (
+    BATCH,
     BATCHES,
     CUTS,
     DDL_TABLE,
@@ -156,9 +157,7 @@ def target_status(target: str, now: datetime | None = None, recent: int = RECENT
     status = Status(now=now or datetime.now(UTC))
     sources = delta_rs.read(paths.system_path(SOURCES), SOURCE_COLUMNS)
     quarantine = delta_rs.read(paths.system_path(QUARANTINE), ["reason", "table", "quarantined_at"])
-    metrics = delta_rs.read(
-        paths.system_path(BATCHES), ["batch_id", "finished_at", "offsets_behind", "seconds_behind"]
-    )
+    metrics = batch_records(paths, ["batch_id", "finished_at", "offsets_behind", "seconds_behind"])
     if sources is None and quarantine is None and metrics is None:
         raise ConfigError(
             f"no cdclake target at {target!r}: none of {SOURCES}, {QUARANTINE}, {BATCHES} is a "
@@ -188,6 +187,18 @@ def target_status(target: str, now: datetime | None = None, recent: int = RECENT
     )
     status.stream = _stream(batches, status.tables, metrics)
     return status
+
+
+def batch_records(paths: TargetPaths, columns: list[str]) -> list[dict[str, Any]] | None:
+    """``columns`` of every record of a Kafka stream's batches (the ``batch`` rows of
+    ``_cdc_sources``, and the rows of ``_cdc_batches`` where an earlier cdclake kept them);
+    None when there is neither."""
+    rows = delta_rs.read_struct(paths.system_path(SOURCES), BATCH, columns)
+    earlier = delta_rs.read(paths.system_path(BATCHES), columns)
+    if rows is None and earlier is None:
+        return None
+    records = [] if rows is None else [r for r in delta_rs.records(rows) if r.pop("kind") == BATCH]
+    return records + ([] if earlier is None else delta_rs.records(earlier))
 
 
 def _newest_cut(paths: TargetPaths) -> dict[str, Any]:
@@ -353,9 +364,9 @@ def _seconds(now: datetime, then: datetime) -> float:
 
 
 def _stream(
-    batches: list[datetime], tables: list[TableStatus], metrics: pa.Table | None
+    batches: list[datetime], tables: list[TableStatus], records: list[dict[str, Any]] | None
 ) -> dict[str, Any]:
-    """The stream as a whole: the newest batch and its lag (``_cdc_batches`` when streaming
+    """The stream as a whole: the newest batch and its lag (its ``batch`` record when streaming
     from Kafka), else when the newest batch over files was applied."""
     stream: dict[str, Any] = {
         "last_batch_id": None,
@@ -367,7 +378,6 @@ def _stream(
             default=None,
         ),
     }
-    records = [] if metrics is None else delta_rs.records(metrics)  # one row a batch
     if records:
         finished = [r for r in records if r["finished_at"] is not None]
         last = max(finished, key=lambda r: r["finished_at"]) if finished else records[0]

@@ -45,9 +45,9 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
@@ -55,7 +55,10 @@ from confluent_kafka.cimpl import NewTopic
 
 from cdclake.errors import CdclakeError, ConfigError
 
-__all__ = ["KafkaToolError", "create_topic", "dump", "produce", "wait_ready"]
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["KafkaToolError", "create_topic", "dump", "produce", "source_rows", "wait_ready"]
 
 RECORD_FIELDS = frozenset({"key", "value", "headers", "topic", "partition", "offset"})
 
@@ -91,25 +94,57 @@ def _header_bytes(obj: Any) -> bytes | None:
 def _read_records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record object) for each non-blank line; bare values become records."""
     with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ConfigError(
-                    f"{path}:{number}: {line.strip()[:80]!r} is not JSON ({exc.msg}); "
-                    "expected one JSON value or record object per line"
-                ) from exc
-            record = obj if _is_record(obj) else {"value": obj}
-            headers = record.get("headers")
-            headers = {} if headers is None else headers
-            if not isinstance(headers, dict):
-                raise ConfigError(
-                    f"{path}:{number}: headers {headers!r} is not an object; "
-                    'expected {"name": value, ...}'
-                )
-            yield number, {**record, "headers": headers}
+        yield from _records(lines, str(path))
+
+
+def _records(lines: Iterable[str], where: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record object) for each non-blank line of ``lines`` (read from ``where``)."""
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(
+                f"{where}:{number}: {line.strip()[:80]!r} is not JSON ({exc.msg}); "
+                "expected one JSON value or record object per line"
+            ) from exc
+        record = obj if _is_record(obj) else {"value": obj}
+        headers = record.get("headers")
+        headers = {} if headers is None else headers
+        if not isinstance(headers, dict):
+            raise ConfigError(
+                f"{where}:{number}: headers {headers!r} is not an object; "
+                'expected {"name": value, ...}'
+            )
+        yield number, {**record, "headers": headers}
+
+
+SOURCE_SCHEMA = (
+    "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, "
+    "timestampType int, headers array<struct<key: string, value: binary>>"
+)
+"""The rows of Spark's Kafka source (with ``includeHeaders``)."""
+
+
+def source_rows(
+    spark: SparkSession, lines: Sequence[str], topic: str = "records", first_offset: int = 0
+) -> DataFrame:
+    """Record lines (see the module doc) as Spark's Kafka source delivers them: one partition,
+    offsets from ``first_offset`` on, now as their time, keys, values and headers as
+    :func:`produce` writes them. A micro-batch for :func:`cdclake.run.streaming.process_batch`
+    without a broker (tests, ``bench.steady --kafka``)."""
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC)
+    rows = []
+    for i, (_, record) in enumerate(_records(lines, topic)):
+        key, value = record.get("key"), record["value"]
+        headers = [(name, _header_bytes(v)) for name, v in record["headers"].items()]
+        key_bytes = None if key is None else _json_bytes(key)
+        value_bytes = None if value is None else _json_bytes(value)
+        rows.append((key_bytes, value_bytes, topic, 0, first_offset + i, now, 0, headers))
+    return spark.createDataFrame(rows, SOURCE_SCHEMA)
 
 
 def _decode_text(data: bytes, where: str) -> str:

@@ -81,12 +81,14 @@ def apply_raw(
     messages: int | Callable[[], int] | None = None,
     count_rows: bool = True,
     known: KnownGroups | None = None,
+    record_sources: bool = True,
 ) -> BatchResult:
     """Decode and apply one batch of raw records. ``messages``: how many records ``raw`` holds,
     when the caller counted them already (the line numbers of files), or a function that says
     once the batch is applied (a Kafka batch's observed metrics); otherwise ``raw`` is cached and
     counted here. ``count_rows``: report each table's rows
-    after the batch (see :func:`cdclake.apply.batch.apply_changes`).
+    after the batch; ``record_sources`` False: the batch's ``_cdc_sources`` rows are left for the
+    caller to write (see :func:`cdclake.apply.batch.apply_changes`).
 
     ``known``: the groups earlier batches of a stream typed. With some, the batch is typed in one
     pass (:func:`cdclake.decode.type_known`); a batch that holds a new schema version, a new
@@ -103,7 +105,7 @@ def apply_raw(
             messages = raw.count()
         progress.phase("decoding", "" if callable(messages) else f"{messages} messages")
         options = config.decode_options()
-        run = _BatchRun(spark, config, options, app_id, batch_id, count_rows)
+        run = _BatchRun(spark, config, options, app_id, batch_id, count_rows, record_sources)
         result = None
         if known:
             try:
@@ -129,6 +131,7 @@ class _BatchRun:
     app_id: str | None
     batch_id: int | None
     count_rows: bool
+    record_sources: bool = True
 
     def one_pass(self, raw: DataFrame, known: KnownGroups) -> BatchResult:
         env, tagged = one_pass_envelopes(raw, self.config.format, self.options, known)
@@ -202,6 +205,7 @@ class _BatchRun:
             parallel_tables=config.parallel_tables,
             count_rows=self.count_rows,
             one_pass=one_pass,
+            record_sources=self.record_sources,
         )
 
 

@@ -1,7 +1,9 @@
-"""What each micro-batch of a Kafka query did: a progress line and a row of ``_cdc_batches``.
+"""What each micro-batch of a Kafka query did: a progress line and a ``batch`` row of
+``_cdc_sources`` (:data:`cdclake.apply.liveness.BATCH_SCHEMA`).
 
-One record per batch id, written as an idempotent append (:meth:`cdclake.apply.results.Txn.append`),
-so a batch that is replayed after a crash does not add a second record::
+One record per batch id, written with the batch's other ``_cdc_sources`` rows as one idempotent
+append (:meth:`cdclake.apply.results.Txn.append`), so a batch that is replayed after a crash
+does not add a second record::
 
     batch 3: messages 40; changes 38 = applied 30 + ignored 8; control 1; quarantined 1;
     tables 2; lag 120 offsets (max 80 on orders[0]), 2.1 s behind the newest message
@@ -22,52 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from pyspark.sql.types import (
-    ArrayType,
-    DoubleType,
-    LongType,
-    MapType,
-    StringType,
-    StructField,
-    StructType,
-    TimestampType,
-)
 
+from cdclake.apply import liveness
 from cdclake.apply.results import BatchResult, Txn
-from cdclake.apply.tables import BATCHES, Target
+from cdclake.apply.tables import Target
 from cdclake.run.summary import reconciliation
 
 _log = logging.getLogger(__name__)
 
 PartitionOffsets = dict[tuple[str, int], int]
 """(topic, partition) -> offset."""
-
-BATCHES_SCHEMA = StructType(
-    [
-        StructField("batch_id", LongType()),
-        StructField("app_id", StringType()),
-        StructField("started_at", TimestampType()),
-        StructField("finished_at", TimestampType()),
-        StructField("messages", LongType()),
-        StructField("changes", LongType()),
-        StructField("applied", LongType()),
-        StructField("ignored", LongType()),
-        StructField("control", LongType()),
-        StructField("quarantined", LongType()),
-        StructField("oversize", LongType()),
-        StructField("inserted", LongType()),
-        StructField("updated", LongType()),
-        StructField("deleted", LongType()),
-        StructField("tables", ArrayType(StringType())),
-        StructField("control_by_op", MapType(StringType(), LongType())),
-        StructField("quarantine_reasons", MapType(StringType(), LongType())),
-        StructField("end_offsets", StringType()),  # JSON {"topic": {"partition": offset}}
-        StructField("offsets_behind", LongType()),
-        StructField("max_offsets_behind", LongType()),
-        StructField("seconds_behind", DoubleType()),
-        StructField("newest_message_at", TimestampType()),
-    ]
-)
 
 
 @dataclass
@@ -110,7 +76,7 @@ class BatchMetrics:
         return r.messages == r.applied + r.ignored + r.control + r.quarantined
 
     def record(self, app_id: str) -> dict[str, Any]:
-        """The ``_cdc_batches`` row of this batch."""
+        """The record of this batch (a row of :data:`cdclake.apply.liveness.BATCH_SCHEMA`)."""
         r = self.result
         behind = self.behind_by_partition
         return {
@@ -160,12 +126,11 @@ def progress_line(m: BatchMetrics) -> str:
     return "; ".join(parts)
 
 
-def write_record(spark: SparkSession, target: str, m: BatchMetrics, app_id: str) -> None:
-    """Append the batch's record to ``<target>/_cdc_batches`` once, however often it is replayed."""
-    df = spark.createDataFrame([m.record(app_id)], BATCHES_SCHEMA)
-    Txn(spark, app_id, m.batch_id).append(
-        df, Target(target).system_path(BATCHES), "batches", {"mergeSchema": "true"}
-    )
+def write_record(spark: SparkSession, target: Target, m: BatchMetrics, app_id: str) -> None:
+    """Append the batch's record and its other ``_cdc_sources`` rows (``m.result.sources_rows``)
+    in one commit, once however often the batch is replayed."""
+    rows = [*m.result.sources_rows, liveness.batch_row(m.record(app_id))]
+    liveness.write(spark, target, rows, Txn(spark, app_id, m.batch_id))
 
 
 def batch_end_offsets(spark: SparkSession, checkpoint: str, batch_id: int) -> PartitionOffsets:

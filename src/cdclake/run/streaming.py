@@ -7,7 +7,9 @@ The query reads with Spark's Kafka source and applies each micro-batch with
   not marked committed is run again after a restart, with the same id over the same offsets;
 - idempotent Delta writes: every write of batch *n* carries ``txnAppId``/``txnVersion = n``
   (the app id derives from the checkpoint path), so Delta skips what a crashed run already
-  committed. The batch record in ``<target>/_cdc_batches`` is written the same way.
+  committed. The batch's record (a ``batch`` row of ``<target>/_cdc_sources``, see
+  :mod:`cdclake.apply.liveness`) is written the same way, in the one commit of the batch's
+  bookkeeping, after its tables.
 
 Every message becomes a change, a control record, or a row of ``<target>/_cdc_quarantine``. A
 message larger than ``max_message_bytes`` (key + value) is quarantined here, before decoding,
@@ -130,7 +132,8 @@ def process_batch(
     latest: LatestOffsets | None = None,
     known: KnownGroups | None = None,
 ) -> BatchMetrics:
-    """Apply one micro-batch of Spark's Kafka source and write its ``_cdc_batches`` record.
+    """Apply one micro-batch of Spark's Kafka source, then write its record with its other
+    ``_cdc_sources`` rows, in one commit.
 
     ``known``: the groups the query's earlier batches typed (see
     :func:`cdclake.run.runner.apply_raw`). The batch's size, newest record time and records over
@@ -145,7 +148,10 @@ def process_batch(
     assert config.checkpoint is not None
     raw = sources.from_kafka_df(fits, batch_epoch(spark, config.checkpoint, batch_id))
     # the rows each table holds are counted once, when the run ends (see run_kafka)
-    result = apply_raw(raw, config, app_id, batch_id, stats.fitting, count_rows=False, known=known)
+    result = apply_raw(
+        raw, config, app_id, batch_id, stats.fitting, count_rows=False, known=known,
+        record_sources=False,
+    )  # fmt: skip
     oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id, stats.get()["big"])
     result.messages = stats.get()["n"]
     result.quarantined += oversize
@@ -164,7 +170,7 @@ def process_batch(
         latest_offsets=latest(end) if latest is not None else None,
         newest_message_at=datetime.fromtimestamp(newest / 1000, UTC) if newest else None,
     )
-    write_record(spark, config.target, metrics, app_id)
+    write_record(spark, Target(config.target, dict(config.table_map)), metrics, app_id)
     return metrics
 
 
