@@ -6,8 +6,9 @@ Layout of ``<target>``::
     <target>/_cdc_tombstones/<identifier>/   deleted keys with their delete position
     <target>/_cdc_history_log/<identifier>/  a history table's accepted events (SCD type 2)
     <target>/_cdc_quarantine/         bad input, with its lineage and the reason
-    <target>/_cdc_batches/            one metrics record per applied batch
-    <target>/_cdc_sources/            per batch: each source's and table's progress (liveness)
+    <target>/_cdc_sources/            per batch: each source's and table's progress (liveness),
+                                      and a Kafka batch's record (counts, times, lag)
+    <target>/_cdc_batches/            an earlier cdclake's Kafka batch records (still read)
     <target>/_cdc_replays/            quarantine replays: started and finished markers
     <target>/_cdc_ddl/                the DDL statements applied
     <target>/_cdc_pending/            --consistent: changes of source transactions not complete yet

@@ -21,7 +21,8 @@ replays) and, per table:
 - **bounds cdclake's own records**: ``_cdc_sources`` keeps every row of its newest
   ``keep_batches`` batches and rolls each older source, input and table up into one row (its
   newest position and times, its counts summed), so ``cdclake status`` reads the same before and
-  after; ``_cdc_batches`` and ``_cdc_quarantine`` drop rows older than their retention, when one
+  after; a Kafka batch's record (a ``batch`` row of ``_cdc_sources``, or ``_cdc_batches`` of an
+  earlier cdclake) and ``_cdc_quarantine`` drop rows older than their retention, when one
   is given (default: kept). Tombstone logs keep only their live tombstones, one per key
   that is deleted now (:func:`cdclake.apply.scd1.prune_tombstones`: exact, no retention
   needed), so what each batch with a delete joins stays bounded by the deleted keys, not by

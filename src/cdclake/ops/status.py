@@ -1,7 +1,7 @@
 """Where every table of a target stands: rows, key, position, freshness, quarantine, the stream.
 
-Read from the metadata tables cdclake keeps next to the tables (``_cdc_sources``,
-``_cdc_quarantine``, ``_cdc_batches``) and the target tables' Delta logs.
+Read from the metadata tables cdclake keeps next to the tables (``_cdc_sources``, with a Kafka
+stream's batch records, ``_cdc_quarantine``) and the target tables' Delta logs.
 
 **Freshness** of a table is how many seconds it is behind its source at time ``now``::
 
