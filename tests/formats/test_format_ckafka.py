@@ -7,6 +7,7 @@ the same stream (or, in a decode without a target, from the table schema passed 
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -325,4 +326,25 @@ def test_each_message_goes_to_exactly_one_half(spark: SparkSession) -> None:
         [3, 5],
         [3, 6],
         [3, 7],
+    ]
+
+
+def test_the_input_is_read_once_and_canal_parsed_only_where_not_official(
+    spark: SparkSession,
+) -> None:
+    """One scan of the input, one parse of an Official Format I message (issue 36: it was read
+    three times, in two filtered copies of the input, each with its own detection parse): the
+    envelope's optimized plan holds no union and one read of the records, and canal's parse
+    runs only for a message without TYPE."""
+    from cdclake import formats
+
+    row = {"id": "1", "first_name": "a", "last_name": "b", "email": "c"}
+    raw = raw_from_lines(spark, [ckafka("I", 5, row), SEED_LINES[2]])
+    env = formats.get("ckafka").envelope(raw, DecodeOptions())
+    plan = env._jdf.queryExecution().optimizedPlan().toString()
+    assert "Union" not in plan and plan.count("LogicalRDD") == 1, plan
+    assert re.search(r"CASE WHEN NOT _mine#\d+ THEN CASE WHEN", plan), plan
+    assert sorted((r["op"], r["table"]) for r in env.collect()) == [
+        ("ddl", "dip_test.customers"),
+        ("insert", "inventory.customers"),
     ]

@@ -217,10 +217,22 @@ TOMBSTONE = "_tombstone"
 """Column :func:`parse_value` adds: the record's value is null (a Kafka tombstone)."""
 
 
-def parse_value(raw: DataFrame, schema: str | StructType, record_fields: bool = False) -> DataFrame:
-    """``raw`` plus ``_v``: the value parsed ONCE with ``schema`` (a DDL string that ends with
-    ``_malformed STRING``, which holds the text of a value that is not valid JSON), and
-    :data:`TOMBSTONE`.
+def parse_value(
+    raw: DataFrame,
+    schema: str | StructType,
+    record_fields: bool = False,
+    *,
+    into: str = "_v",
+    where: Column | None = None,
+) -> DataFrame:
+    """``raw`` plus ``_v`` (or ``into``): the value parsed ONCE with ``schema`` (a DDL string
+    that ends with ``_malformed STRING``, which holds the text of a value that is not valid JSON),
+    and :data:`TOMBSTONE` (unless ``raw`` has it: a second parse of the same records).
+
+    ``where``: parse only the records it holds for (the others get a null struct): a format
+    that reads some of its messages with another format's schema parses them in the same
+    projection, instead of a filtered copy of the input (a filter on a parsed field makes Spark
+    parse every record again below it).
 
     A ``nested`` record (a line that is a record object) is parsed as a whole, with ``schema``
     under ``value``: the value is not re-serialized to text and parsed again. Only ``raw`` is
@@ -248,9 +260,12 @@ def parse_value(raw: DataFrame, schema: str | StructType, record_fields: bool = 
             StructField(MALFORMED, StringType()),
         ]
     )
-    nested = F.col("nested")
-    staged = raw.withColumn("_rec", F.when(nested, F.from_json(F.col("raw"), record_type, options)))
-    rec = F.col("_rec")
+    nested = F.col("nested") if where is None else F.col("nested") & where
+    staging = f"{into}_rec"
+    staged = raw.withColumn(
+        staging, F.when(nested, F.from_json(F.col("raw"), record_type, options))
+    )
+    rec = F.col(staging)
     unwrapped = rec["value"].withField(MALFORMED, F.lit(None).cast("string"))
     as_text = value_text(F.col("raw"))  # not raw's ``value``: that column is computed eagerly
     # a value the record's parse left null is a tombstone only if it is JSON null: Spark keeps
@@ -268,17 +283,21 @@ def parse_value(raw: DataFrame, schema: str | StructType, record_fields: bool = 
         .alias(name)
         for name in own
     ]
-    return staged.select(
-        *[c for c in raw.columns if c not in own],
-        *fields,
+    value = (
         F.when(use_rec, unwrapped)
         .when(broken, F.from_json(F.col("raw"), value_type, options))
         .otherwise(F.from_json(as_text, value_type, options))
-        .alias("_v"),
+    )
+    tombstone = (
         F.when(use_rec, rec["value"].isNull())
         .when(broken, F.lit(False))
         .otherwise(as_text.isNull())
-        .alias(TOMBSTONE),
+    )
+    return staged.select(
+        *[c for c in raw.columns if c not in own],
+        *fields,
+        (value if where is None else F.when(where, value)).alias(into),
+        *([] if TOMBSTONE in raw.columns else [tombstone.alias(TOMBSTONE)]),
     )
 
 
@@ -339,7 +358,7 @@ def parse_detection(raw: DataFrame, fields: StructType) -> DataFrame:
 
 
 def select_envelope(
-    df: DataFrame, extra: dict[str, Column] | None = None, **columns: Column
+    df: DataFrame, extra: dict[str, Column] | None = None, /, **columns: Column
 ) -> DataFrame:
     """Project ``df`` to :data:`ENVELOPE_SCHEMA`, casting each given column; missing ones null.
     ``extra``: columns kept after them as they are.

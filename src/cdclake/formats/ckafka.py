@@ -30,9 +30,10 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, DataType
 
+from cdclake.formats import canal as canal_format
 from cdclake.formats import mysql_types
 from cdclake.formats.base import ColumnSpec, DecodeOptions, Format, parse_value, select_envelope
-from cdclake.formats.canal import CanalFormat, mysql_column_specs
+from cdclake.formats.canal import mysql_column_specs
 from cdclake.formats.values import binary_text, lookup
 from cdclake.model import KeySource, Op
 
@@ -89,6 +90,46 @@ def _image_error(v: Column, op: Column) -> Column:
     )
 
 
+def _official_format(v: Column, options: DecodeOptions) -> dict[str, Column]:
+    """The envelope columns of an Official Format I message (``v``: its value, parsed)."""
+    op = lookup(TYPES)[v["TYPE"]]
+    file_no = F.regexp_extract(v["BINLOG_NAME"], r"(\d+)$", 1).try_cast("bigint")
+    pos = v["BINLOG_POS"].try_cast("bigint")
+    table = F.when(
+        (F.coalesce(v["DATABASE"], F.lit("")) != "") & (F.coalesce(v["TABLE"], F.lit("")) != ""),
+        F.concat_ws(".", v["DATABASE"], v["TABLE"]),
+    )
+    error = (
+        F.when(v["_malformed"].isNotNull() | v.isNull(), F.lit("not valid JSON"))
+        .when(
+            op.isNull(),
+            F.concat(F.lit("unknown CKafka TYPE '"), v["TYPE"], F.lit(f"' (expected {_EXPECTED})")),
+        )
+        .when(table.isNull(), F.lit("CKafka message without DATABASE/TABLE"))
+        .otherwise(F.coalesce(_position_error(v, file_no, pos), _image_error(v, op)))
+    )
+    meta = F.map_from_arrays(
+        F.array(*map(F.lit, ("database", "type", "gtid", "binlog_name", "time"))),
+        F.array(v["DATABASE"], v["TYPE"], v["GLOBAL_ID"], v["BINLOG_NAME"], v["TIME"]),
+    )
+    return dict(
+        table=table,
+        op=op,
+        key_columns=F.array().cast("array<string>"),
+        key_source=F.lit(KeySource.NONE),
+        before_text=F.when(op.isin(Op.UPDATE, Op.DELETE), v["OLD_VALUES"]),
+        after_text=F.when(op.isin(Op.INSERT, Op.UPDATE), v["NEW_VALUES"]),
+        schema_token=F.lit(None),
+        position=F.array(file_no, pos),
+        seq=F.col("lineage"),
+        source_ts=_source_ts(v["TIME"], options),
+        lineage=F.col("lineage"),
+        raw=F.col("raw"),
+        meta=meta,
+        error=error,
+    )
+
+
 class CKafkaFormat(Format):
     name: ClassVar[str] = "ckafka"
     description: ClassVar[str] = "Tencent CKafka MySQL 'Official Format I' (DDL in canal form)"
@@ -100,63 +141,31 @@ class CKafkaFormat(Format):
         return fields["TYPE"].isNotNull()
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        mine = F.coalesce(self.detect(F.col("value")), F.lit(False))
-        dml = self._official_format(raw.filter(mine), options)
-        canal = CanalFormat().envelope(raw.filter(~mine), options)
+        # One parse per message: the value is read as Official Format I, and only a message
+        # that is not (no upper-case TYPE: canal-form DDL) is parsed again, as canal, in the
+        # same projection. Both envelopes are built on the same rows and each column picks its
+        # own: no filtered copies of the input, which Spark would scan and parse once each.
+        parsed = parse_value(raw, _VALUE).withColumn(
+            "_mine", F.coalesce(F.col("_v")["TYPE"].isNotNull(), F.lit(False))
+        )
+        mine = F.col("_mine")
+        rows, canal = canal_format.envelope_columns(
+            parse_value(parsed, canal_format.VALUE, into="_c", where=~mine), F.col("_c")
+        )
         # canal positions ([es, offset, row]) do not compare with binlog coordinates
-        canal = canal.withColumns(
-            {
-                "position": F.lit(None).cast(canal.schema["position"].dataType),
-                "error": F.when(
-                    F.col("error").isNull() & (F.col("op") == Op.TRUNCATE), F.lit(_TRUNCATE_ERROR)
-                ).otherwise(F.col("error")),
-            }
-        )
-        return dml.unionByName(canal)
-
-    def _official_format(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = parse_value(raw, _VALUE)
-        v = F.col("_v")
-        op = lookup(TYPES)[v["TYPE"]]
-        file_no = F.regexp_extract(v["BINLOG_NAME"], r"(\d+)$", 1).try_cast("bigint")
-        pos = v["BINLOG_POS"].try_cast("bigint")
-        table = F.when(
-            (F.coalesce(v["DATABASE"], F.lit("")) != "")
-            & (F.coalesce(v["TABLE"], F.lit("")) != ""),
-            F.concat_ws(".", v["DATABASE"], v["TABLE"]),
-        )
-        error = (
-            F.when(v["_malformed"].isNotNull() | v.isNull(), F.lit("not valid JSON"))
-            .when(
-                op.isNull(),
-                F.concat(
-                    F.lit("unknown CKafka TYPE '"), v["TYPE"], F.lit(f"' (expected {_EXPECTED})")
-                ),
-            )
-            .when(table.isNull(), F.lit("CKafka message without DATABASE/TABLE"))
-            .otherwise(F.coalesce(_position_error(v, file_no, pos), _image_error(v, op)))
-        )
-        meta = F.map_from_arrays(
-            F.array(*map(F.lit, ("database", "type", "gtid", "binlog_name", "time"))),
-            F.array(v["DATABASE"], v["TYPE"], v["GLOBAL_ID"], v["BINLOG_NAME"], v["TIME"]),
-        )
-        return select_envelope(
-            parsed,
-            table=table,
-            op=op,
-            key_columns=F.array().cast("array<string>"),
-            key_source=F.lit(KeySource.NONE),
-            before_text=F.when(op.isin(Op.UPDATE, Op.DELETE), v["OLD_VALUES"]),
-            after_text=F.when(op.isin(Op.INSERT, Op.UPDATE), v["NEW_VALUES"]),
-            schema_token=F.lit(None),
-            position=F.array(file_no, pos),
-            seq=F.col("lineage"),
-            source_ts=_source_ts(v["TIME"], options),
-            lineage=F.col("lineage"),
-            raw=F.col("raw"),
-            meta=meta,
-            error=error,
-        )
+        canal["position"] = F.lit(None)
+        canal["error"] = F.when(
+            canal["error"].isNull() & (canal["op"] == Op.TRUNCATE), F.lit(_TRUNCATE_ERROR)
+        ).otherwise(canal["error"])
+        dml = _official_format(F.col("_v"), options)
+        shared = {name: F.col(name) for name in ("lineage", "raw")}
+        shared["seq"] = shared["lineage"]
+        columns = {
+            name: F.when(mine, dml.get(name, F.lit(None))).otherwise(canal.get(name, F.lit(None)))
+            for name in {**dml, **canal}
+            if name not in shared
+        }
+        return select_envelope(rows, **columns, **shared)
 
     def typed_spec(
         self, name: str, data_type: DataType, options: DecodeOptions | None = None

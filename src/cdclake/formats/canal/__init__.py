@@ -72,7 +72,7 @@ TYPES: dict[str, str] = {
 # Binlog times below this are seconds (CKafka's DDL examples), above it milliseconds.
 _SECONDS_LIMIT = 100_000_000_000
 
-_VALUE = (
+VALUE = (
     "id STRING, database STRING, `table` STRING, pkNames ARRAY<STRING>, isDdl STRING, "
     "type STRING, es STRING, ts STRING, `sql` STRING, mysqlType STRING, "
     "data ARRAY<MAP<STRING, STRING>>, old ARRAY<MAP<STRING, STRING>>, gtid STRING, "
@@ -115,70 +115,8 @@ class CanalFormat(Format):
         return fields["isDdl"].isNotNull() | flink
 
     def envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame:
-        parsed = parse_value(raw, _VALUE)
-        v = F.col("_v")
-        kind = v["type"]
-        is_row = kind.isin(*ROW_TYPES)
-        typed_rows = F.when(is_row & v["mysqlType"].isNull(), _row_texts(F.col("raw")))
-        rows = parsed.select(
-            "*",
-            typed_rows.alias("_texts"),
-            F.posexplode_outer(F.when(is_row, v["data"])).alias("_i", "_row"),
-        )
-        row, index = F.col("_row"), F.col("_i")
-        # a message without mysqlType (Flink's canal-json) is typed from its JSON values, as a
-        # schemaless Debezium payload is: its rows' own text, not the text-valued map's
-        row_text = F.coalesce(F.get(F.col("_texts"), index), F.to_json(row))
-        old = F.get(v["old"], index)
-        op = lookup(TYPES)[kind]
-        table = F.when(
-            F.coalesce(v["table"], F.lit("")) != "", F.concat_ws(".", v["database"], v["table"])
-        )
-        es = _epoch_ms(v["es"].try_cast("bigint"))
-        row_index = F.array(F.coalesce(index, F.lit(0)).cast("bigint"))
-        # same-second messages by input order (batch, file in name order, line), then row
-        position = F.when(v["es"].isNull(), F.concat(input_order(), row_index)).otherwise(
-            F.concat(F.array(es), input_order(), row_index)
-        )
-        pk = F.coalesce(v["pkNames"], F.array().cast("array<string>"))
-        needs_table = is_row | (kind == "TRUNCATE")
-        error = _error(v, op, table, row, es)
-        detail = F.when(op.isin(Op.DDL, Op.TRUNCATE), v["sql"]).when(
-            op == Op.COMMIT, F.coalesce(v["gtid"], v["sql"])
-        )
-        meta = F.map_from_arrays(
-            F.array(*map(F.lit, ("database", "type", "gtid", "batch_id", ORDERING_KEY))),
-            F.array(
-                v["database"],
-                kind,
-                v["gtid"],
-                v["id"],
-                F.when(needs_table & v["es"].isNull(), F.lit(INPUT_ORDERED)),
-            ),
-        )
-        return select_envelope(
-            rows,
-            table=table,
-            op=op,
-            key_columns=pk,
-            key_source=F.when(F.size(pk) > 0, F.lit(KeySource.MESSAGE)).otherwise(
-                F.lit(KeySource.NONE)
-            ),
-            before_text=F.when(kind == "DELETE", row_text).when(
-                (kind == "UPDATE") & old.isNotNull(), _before_image(row, old)
-            ),
-            after_text=F.when(kind.isin("INSERT", "UPDATE"), row_text),
-            # the JSON text as written: one parse renders it, no map is built and re-serialized
-            schema_token=F.when(is_row, v["mysqlType"]),
-            position=F.when(v["es"].isNull() | es.isNotNull(), position),
-            seq=F.col("lineage"),
-            source_ts=F.timestamp_millis(es),
-            lineage=F.col("lineage"),
-            raw=F.col("raw"),
-            detail=detail,
-            meta=meta,
-            error=error,
-        )
+        rows, columns = envelope_columns(parse_value(raw, VALUE), F.col("_v"))
+        return select_envelope(rows, **columns)
 
     def column_specs(self, schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
         return mysql_column_specs(schema_token, options)
@@ -187,6 +125,74 @@ class CanalFormat(Format):
         from cdclake.formats.canal import encode as _encode_canal
 
         return _encode_canal.encode_canal(changes, options)
+
+
+def envelope_columns(parsed: DataFrame, v: Column) -> tuple[DataFrame, dict[str, Column]]:
+    """A canal envelope's rows (one per row of ``data``; ``parsed``: the records with ``v``, the
+    value parsed with :data:`VALUE`) and its columns, for :func:`select_envelope`. A record whose
+    ``v`` is null yields one row (a format that reads only some of its records as canal builds
+    its envelope on all of them: see :class:`~cdclake.formats.ckafka.CKafkaFormat`)."""
+    kind = v["type"]
+    is_row = kind.isin(*ROW_TYPES)
+    typed_rows = F.when(is_row & v["mysqlType"].isNull(), _row_texts(F.col("raw")))
+    rows = parsed.select(
+        "*",
+        typed_rows.alias("_texts"),
+        F.posexplode_outer(F.when(is_row, v["data"])).alias("_i", "_row"),
+    )
+    row, index = F.col("_row"), F.col("_i")
+    # a message without mysqlType (Flink's canal-json) is typed from its JSON values, as a
+    # schemaless Debezium payload is: its rows' own text, not the text-valued map's
+    row_text = F.coalesce(F.get(F.col("_texts"), index), F.to_json(row))
+    old = F.get(v["old"], index)
+    op = lookup(TYPES)[kind]
+    table = F.when(
+        F.coalesce(v["table"], F.lit("")) != "", F.concat_ws(".", v["database"], v["table"])
+    )
+    es = _epoch_ms(v["es"].try_cast("bigint"))
+    row_index = F.array(F.coalesce(index, F.lit(0)).cast("bigint"))
+    # same-second messages by input order (batch, file in name order, line), then row
+    position = F.when(v["es"].isNull(), F.concat(input_order(), row_index)).otherwise(
+        F.concat(F.array(es), input_order(), row_index)
+    )
+    pk = F.coalesce(v["pkNames"], F.array().cast("array<string>"))
+    needs_table = is_row | (kind == "TRUNCATE")
+    error = _error(v, op, table, row, es)
+    detail = F.when(op.isin(Op.DDL, Op.TRUNCATE), v["sql"]).when(
+        op == Op.COMMIT, F.coalesce(v["gtid"], v["sql"])
+    )
+    meta = F.map_from_arrays(
+        F.array(*map(F.lit, ("database", "type", "gtid", "batch_id", ORDERING_KEY))),
+        F.array(
+            v["database"],
+            kind,
+            v["gtid"],
+            v["id"],
+            F.when(needs_table & v["es"].isNull(), F.lit(INPUT_ORDERED)),
+        ),
+    )
+    return rows, dict(
+        table=table,
+        op=op,
+        key_columns=pk,
+        key_source=F.when(F.size(pk) > 0, F.lit(KeySource.MESSAGE)).otherwise(
+            F.lit(KeySource.NONE)
+        ),
+        before_text=F.when(kind == "DELETE", row_text).when(
+            (kind == "UPDATE") & old.isNotNull(), _before_image(row, old)
+        ),
+        after_text=F.when(kind.isin("INSERT", "UPDATE"), row_text),
+        # the JSON text as written: one parse renders it, no map is built and re-serialized
+        schema_token=F.when(is_row, v["mysqlType"]),
+        position=F.when(v["es"].isNull() | es.isNotNull(), position),
+        seq=F.col("lineage"),
+        source_ts=F.timestamp_millis(es),
+        lineage=F.col("lineage"),
+        raw=F.col("raw"),
+        detail=detail,
+        meta=meta,
+        error=error,
+    )
 
 
 def mysql_column_specs(schema_token: str, options: DecodeOptions) -> list[ColumnSpec]:
