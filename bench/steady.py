@@ -14,6 +14,8 @@ accumulates over weeks; ``--prune`` then prunes the log to its live tombstones
 (:func:`cdclake.apply.scd1.prune_tombstones`, what ``cdclake maintain`` does) before the steady
 batches. The two runs side by side show what a batch with deletes pays for dead tombstones.
 
+``--scd-type 2`` applies the stream into history tables (SCD type 2) instead.
+
 ``--format F`` cuts the same stream in another wire format (``canal``, ``ckafka``,
 ``dataworks``; CKafka's key configured as the bench does): a schemaless format's batches are
 typed in one pass too once its table's plan is known.
@@ -72,6 +74,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--transactions", type=int, default=0, help="events per source transaction")
     p.add_argument("--consistent", action="store_true", help="apply with --consistent")
     p.add_argument("--format", default="debezium", choices=sorted(WIRE_FORMATS))
+    p.add_argument("--scd-type", type=int, default=1, choices=(1, 2), help="2: history tables")
     p.add_argument("--kafka", action="store_true", help="batches as a Kafka stream's")
     args = p.parse_args(argv)
     if args.format != "debezium" and (args.transactions or args.dead_tombstones):
@@ -105,6 +108,7 @@ def main(argv: list[str] | None = None) -> None:
             format=args.format,
             target=str(target),
             consistent=args.consistent,
+            stored_as_scd_type=args.scd_type,
             keys=primary_keys(args.format) or {},
             **kafka,
         )

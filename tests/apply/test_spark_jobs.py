@@ -189,3 +189,31 @@ def test_cli_batch_counts_messages_with_the_line_numbers(
     (table,) = result.tables.values()
     assert (table.inserted, table.ignored, table.rows_now) == (1, 1, 1)
     assert jobs <= 15
+
+
+def test_a_history_batch_computes_its_keys_and_new_versions_once(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A batch into an existing history table (SCD type 2): the keys it touches are computed
+    once and sent to the joins that read them, the rebuilt versions once for the MERGE's
+    source. Before: 59 jobs (bench/README.md, "Issue 36, step 5")."""
+    first = tmp_path / "first.jsonl"
+    first.write_text("\n".join([_line(0, 1, 100), _line(0, 2, 101)]))
+    target = str(tmp_path / "lake")
+    apply_changes(read_changes(spark, [str(first)]), target, stored_as_scd_type=2)
+    second = tmp_path / "second.jsonl"
+    replay = _line(0, 2, 101)  # already in the history log: ignored
+    second.write_text("\n".join([replay, _line(0, 3, 200), _line(5, 1, 201)]))
+
+    jobs, result = count_jobs(
+        spark,
+        "i36-history",
+        lambda: apply_changes(read_changes(spark, [str(second)]), target, stored_as_scd_type=2),
+    )
+
+    (table,) = result.tables.values()
+    history = spark.read.format("delta").load(str(tmp_path / "lake" / table.table))
+    versions = sorted((r["id"], r["__END_AT"] is None) for r in history.collect())
+    assert versions == [(1, False), (2, True), (3, True)]  # key 1 deleted: its version closed
+    assert table.ignored == 1
+    assert jobs <= 51

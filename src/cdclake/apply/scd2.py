@@ -59,6 +59,9 @@ from cdclake.model import (
 if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
+BROADCAST_CHANGES = 100_000
+"""Up to this many changes in a batch (and no truncate), the keys it touches are broadcast to
+the joins that pick their events from the log and their versions from the table."""
 KIND_COL = "_cdc_kind"  # upsert, delete or truncate
 # The working columns next to the data columns are named _cdc_* too: no source column is (see
 # cdclake.names.name_problem), so a source column of any other name fits beside them.
@@ -335,9 +338,13 @@ def apply_history(
         tracked = options.tracked(table.name, columns)
         new_truncate = bool(counts["truncate"])
         files = tbl.write_partitions(spark, int(counts["changes"]))
+        # the keys of a batch of a bounded size are sent to every task, not joined by a shuffle
+        # of the log and of the table: each shuffle is a Spark job of its own
+        small = not new_truncate and counts["changes"] <= BROADCAST_CHANGES
         _rebuild(
-            spark, table, prior, fresh, incoming, columns, tracked, new_truncate, files, txn, result
-        )
+            spark, table, prior, fresh, incoming, columns, tracked, new_truncate, files, txn,
+            result, small,
+        )  # fmt: skip
         txn.append(fresh.coalesce(files), table.log_path, "history-log")
     finally:
         cached.unpersist()
@@ -383,9 +390,11 @@ def _rebuild(
     files: int,
     txn: Txn,
     result: TableResult,
+    broadcast_keys: bool = False,
 ) -> None:
     """Recompute the versions of the keys this batch touched and MERGE them in (a new table's
-    versions are written in at most ``files`` files)."""
+    versions are written in at most ``files`` files); ``broadcast_keys``: the touched keys are
+    few enough to send to every task."""
     keys = list(table.keys)
     log = prior.unionByName(fresh, allowMissingColumns=True)
     truncates = log.filter(F.col(KIND_COL) == TRUNCATE).select(
@@ -394,6 +403,9 @@ def _rebuild(
     rows = log.filter(F.col(KIND_COL) != TRUNCATE)
     source = rows if all_keys else incoming.filter(F.col(KIND_COL) != TRUNCATE)
     touched = source.select(*_cols(keys)).distinct()
+    held: list[DataFrame] = []
+    if broadcast_keys:  # computed once, not by each join that reads them, and sent to its tasks
+        touched = F.broadcast(_held(touched, held))
     key_rows = rows.join(touched, _same_keys(rows, touched, keys), "left_semi")
     closing = touched.crossJoin(F.broadcast(truncates))
     events = key_rows.unionByName(closing, allowMissingColumns=True)
@@ -401,12 +413,24 @@ def _rebuild(
     events = _first_per_event(events, keys, F.col(LINEAGE_COL))
     events = _fill_unavailable(events, keys, columns)
     new = versions(events, keys, columns, tracked)
-    if table.empty:
-        with txn("merge"):
-            new.coalesce(files).write.format("delta").mode("append").save(table.path)
-        result.inserted += spark.read.format("delta").load(table.path).count()
-        return
-    _replace(spark, table, new, touched, columns, txn, result)
+    try:
+        if table.empty:
+            with txn("merge"):
+                new.coalesce(files).write.format("delta").mode("append").save(table.path)
+            result.inserted += spark.read.format("delta").load(table.path).count()
+            return
+        # the MERGE's source reads the new versions twice (they and the versions they replace)
+        _replace(spark, table, _held(new, held) if held else new, touched, columns, txn, result)
+    finally:
+        for df in held:
+            df.unpersist()
+
+
+def _held(df: DataFrame, held: list[DataFrame]) -> DataFrame:
+    """``df`` cached (and listed in ``held``, to release): a small frame that several parts of
+    one plan read, computed once instead of by each."""
+    held.append(df.persist(StorageLevel.MEMORY_AND_DISK))
+    return df
 
 
 def _replace(
