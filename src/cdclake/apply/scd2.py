@@ -408,7 +408,9 @@ def _rebuild(
         touched = F.broadcast(_held(touched, held))
     key_rows = rows.join(touched, _same_keys(rows, touched, keys), "left_semi")
     closing = touched.crossJoin(F.broadcast(truncates))
-    events = key_rows.unionByName(closing, allowMissingColumns=True)
+    # one shuffle by key serves the windows of every step below (each partitions by the key,
+    # the first by the key and more): without it, the first step shuffled on its own
+    events = key_rows.unionByName(closing, allowMissingColumns=True).repartition(*_cols(keys))
     # stored events first: a re-delivery keeps the lineage the history already shows
     events = _first_per_event(events, keys, F.col(LINEAGE_COL))
     events = _fill_unavailable(events, keys, columns)
