@@ -23,7 +23,7 @@ from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
 
 
-# over 120 s (127 s in a full run), because: each of its 2 examples applies several batches in
+# over 120 s (96-127 s in full runs), because: each of its 2 examples applies several batches in
 # each of the four formats, and every SCD type 2 batch is a MERGE of versions rebuilt from the
 # history log (about 45 Spark jobs); fewer examples would test less than the issue keeps
 # A timeout past pytest's default 900 s: hitting it mid-call breaks the shared Spark session for

@@ -421,8 +421,9 @@ def _rebuild(
                 new.coalesce(files).write.format("delta").mode("append").save(table.path)
             result.inserted += spark.read.format("delta").load(table.path).count()
             return
-        # the MERGE's source reads the new versions twice (they and the versions they replace)
-        _replace(spark, table, _held(new, held) if held else new, touched, columns, txn, result)
+        if broadcast_keys:  # the MERGE's source reads them twice (and the versions they replace)
+            new = _held(new, held)
+        _replace(spark, table, new, touched, columns, txn, result)
     finally:
         for df in held:
             df.unpersist()
