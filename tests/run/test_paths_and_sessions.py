@@ -99,3 +99,26 @@ def test_submit_args_name_the_jars_the_settings_and_the_entry_point() -> None:
     pkgs = submit_args(packages=True)
     assert pkgs[pkgs.index("--packages") + 1].split(",") == list(_spark.PACKAGES)
     assert "--master" not in pkgs
+
+
+def test_a_column_function_is_one_py4j_round_trip_in_cdclakes_sessions(spark: SparkSession) -> None:
+    """cdclake's sessions do not send each call's Python call site to the JVM: ``F.col`` is
+    one py4j call for its JVM function and one for the column, not about a dozen."""
+    from pyspark.sql import functions as F
+
+    client = spark.sparkContext._gateway._gateway_client  # type: ignore[union-attr]
+    sent: list[str] = []
+    send = client.send_command
+
+    def counting(command: str, *args: object, **kwargs: object) -> object:
+        sent.append(command.split("\n", 1)[0])
+        return send(command, *args, **kwargs)
+
+    F.col("warm-up")
+    client.send_command = counting
+    try:
+        F.col("x")
+    finally:
+        del client.send_command
+    assert len(sent) <= 3, sent
+    assert _spark.session_settings()["spark.python.sql.dataFrameDebugging.enabled"] == "false"
