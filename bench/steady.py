@@ -14,7 +14,9 @@ accumulates over weeks; ``--prune`` then prunes the log to its live tombstones
 (:func:`cdclake.apply.scd1.prune_tombstones`, what ``cdclake maintain`` does) before the steady
 batches. The two runs side by side show what a batch with deletes pays for dead tombstones.
 
-``--scd-type 2`` applies the stream into history tables (SCD type 2) instead.
+``--scd-type 2`` applies the stream into history tables (SCD type 2) instead. ``--history N``
+first loads N events of other keys (inserted, then updated in three more batches), so the history
+log a batch reads holds N events more, as a history table's log accumulates over weeks.
 
 ``--format F`` cuts the same stream in another wire format (``canal``, ``ckafka``,
 ``dataworks``; CKafka's key configured as the bench does): a schemaless format's batches are
@@ -76,6 +78,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--format", default="debezium", choices=sorted(WIRE_FORMATS))
     p.add_argument("--scd-type", type=int, default=1, choices=(1, 2), help="2: history tables")
     p.add_argument("--kafka", action="store_true", help="batches as a Kafka stream's")
+    p.add_argument(
+        "--history", type=int, default=0, help="with --scd-type 2: events of other keys first"
+    )
     args = p.parse_args(argv)
     if args.format != "debezium" and (args.transactions or args.dead_tombstones):
         p.error("--transactions and --dead-tombstones take Debezium's stream only")
@@ -86,8 +91,9 @@ def main(argv: list[str] | None = None) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     tracker = spark.sparkContext.statusTracker()
     dead = args.dead_tombstones
-    total = n * batches + 3 * dead
-    stream = [replace(e, i=e.i + 3 * dead) for e in events(n * batches, args.keys, 100)]
+    history = args.history
+    total = n * batches + 3 * dead + history
+    stream = [replace(e, i=e.i + 3 * dead + history) for e in events(n * batches, args.keys, 100)]
     line = WIRE_FORMATS[args.format].line
     lines = [line(e, total) for e in stream]
     if args.transactions:
@@ -122,6 +128,12 @@ def main(argv: list[str] | None = None) -> None:
                 Console().print(
                     f"pruned {gone:,} tombstones in {time.perf_counter() - started:.1f} s"
                 )
+        if history:
+            started = time.perf_counter()
+            _history(spark, config, history, total, known)
+            Console().print(
+                f"loaded a history of {history:,} events in {time.perf_counter() - started:.1f} s"
+            )
         for b in range(batches):
             batch = lines[b * n : (b + 1) * n]
             before = _commits(target)
@@ -172,6 +184,25 @@ def in_transactions(lines: list[str], size: int) -> list[str]:
         end = {"status": "END", "id": tx, "event_count": len(group), "ts_ms": ts}
         out.append(json.dumps({"key": {"id": tx}, "value": end}, separators=(",", ":")))
     return out
+
+
+HISTORY_STEPS = 4
+
+
+def _history(
+    spark: SparkSession, config: ApplyConfig, history: int, total: int, known: KnownGroups
+) -> None:
+    """Keys the stream never touches (ids from 2 * 10^9), inserted, then updated in
+    :data:`HISTORY_STEPS` - 1 more batches: ``history`` events in the log, as many versions."""
+    keys = [2 * 10**9 + j for j in range(history // HISTORY_STEPS)]
+    for b in range(HISTORY_STEPS):
+        rows = [
+            {"id": k, "first_name": "x", "last_name": "y", "email": f"{k}.{b}@example.org"}
+            for k in keys
+        ]
+        step = [Event(b * len(keys) + j, "u" if b else "c", None, r) for j, r in enumerate(rows)]
+        raw = raw_from_lines(spark, [debezium_line(e, total) for e in step], epoch=-10 + b)
+        apply_raw(raw, config, "bench-steady-history", b, len(step), False, known)
 
 
 def _dead_tombstones(

@@ -112,6 +112,39 @@ def test_truncate_closes_open_versions_and_drops_older_late_events(lake: Any) ->
     assert r.tables[T].changes == 2 and late.tables[T].ignored == 1
 
 
+def test_batches_read_the_truncate_watermark_from_the_logs_newest_commit(
+    lake: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The position of the newest truncate rides in the history log's newest commit: a batch
+    reads it there, not by scanning every event the log holds. A log whose commits do not say
+    (an earlier cdclake's) is scanned, once: that batch's commit says."""
+    from cdclake.apply import scd2 as history_module
+    from cdclake.apply.tables import Target, newest_metadata
+
+    log = Target(str(lake.root)).history_log_path(T)
+
+    def watermark() -> dict[str, Any]:
+        doc = newest_metadata(lake.spark, log, lambda d: history_module.WATERMARK in d, 10)
+        assert isinstance(doc, dict), doc
+        mark: dict[str, Any] = doc[history_module.WATERMARK]
+        return {k: None if v is None else v[0] for k, v in mark.items() if k != "batch"}
+
+    scd2(lake, [event("c", after=row(1, "a", 1), lsn=10)])
+    assert watermark() == {"before": None, "after": None}
+    scd2(lake, [event("t", lsn=30, key=None), event("c", after=row(3, "c", 3), lsn=40)])
+    assert watermark() == {"before": None, "after": 30}
+    with monkeypatch.context() as m:  # a log whose newest commits do not say
+        m.setattr(history_module, "WATERMARK_REACH", 0)
+        first = scd2(
+            lake,
+            [event("u", after=row(1, "late", 9), lsn=15), event("u", after=row(3, "d", 4), lsn=50)],
+        )
+    assert watermark() == {"before": 30, "after": 30}
+    second = scd2(lake, [event("u", after=row(1, "later", 8), lsn=25)])
+    assert (first.tables[T].ignored, second.tables[T].ignored) == (1, 1)
+    assert history(lake) == [(1, "a", 1, 10, 30), (3, "c", 3, 40, 50), (3, "d", 4, 50, None)]
+
+
 def test_toast_placeholder_takes_the_value_of_the_version_current_then_even_if_it_arrives_later(
     lake: Any,
 ) -> None:

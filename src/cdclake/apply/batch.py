@@ -31,6 +31,7 @@ from cdclake.apply.results import BatchResult, TableResult, TableStats, Txn
 from cdclake.apply.rollup import roll_up
 from cdclake.apply.scd1 import apply_keyed, apply_truncates
 from cdclake.apply.scd2 import (
+    BROADCAST_CHANGES,
     ColumnChoice,
     HistoryOptions,
     HistoryTable,
@@ -535,7 +536,8 @@ def apply_table(
     if history is not None and scd_type == 2:
         log_path = target.history_log_path(table)
         empty = created and not DeltaTable.isDeltaTable(spark, log_path)
-        where = HistoryTable(table, path, log_path, keys, empty)
+        narrow = not stats.truncates and stats.changes <= BROADCAST_CHANGES
+        where = HistoryTable(table, path, log_path, keys, empty, narrow)
         apply_history(spark, where, rows, row_struct, txn, result, history, defaults)
         return result
     create = tbl.Creation(full, props) if initial_load else None

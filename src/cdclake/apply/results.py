@@ -108,7 +108,12 @@ class Txn:
         return _TxnScope(self, step)
 
     def append(
-        self, df: DataFrame, path: str, step: str, options: dict[str, str] | None = None
+        self,
+        df: DataFrame,
+        path: str,
+        step: str,
+        options: dict[str, str] | None = None,
+        metadata: dict[str, Any] | None = None,
     ) -> bool:
         """Append ``df`` to the Delta table at ``path`` (created by the append when it is not
         there) unless this batch's ``step`` has appended to it already; whether it appended.
@@ -118,19 +123,23 @@ class Txn:
         (:func:`cdclake.apply.tables.last_txn_version`): a replayed batch finds its own commit
         at the top of the log. When they cannot say (the write's first batch to this table, a
         table written by an earlier cdclake, a Spark Connect session), the append also takes
-        Delta's own ``txnAppId``/``txnVersion``, and Delta decides.
+        Delta's own ``txnAppId``/``txnVersion``, and Delta decides. ``metadata``: more keys for
+        that document, which later batches read back from the commit
+        (:func:`cdclake.apply.tables.newest_metadata`).
         """
         from cdclake.apply.tables import last_txn_version, txn_metadata
 
         writer = df.write.format("delta").mode("append").options(**(options or {}))
         if self.app_id is None or self.version is None:
+            if metadata:
+                writer = writer.option("userMetadata", txn_metadata(None, None, **metadata))
             writer.save(path)
             return True
         tag = f"{self.app_id}/{step}"
         last = last_txn_version(self.spark, path, tag)
         if last is not None and last >= self.version:
             return False
-        writer = writer.option("userMetadata", txn_metadata(tag, self.version))
+        writer = writer.option("userMetadata", txn_metadata(tag, self.version, **(metadata or {})))
         if last is None:
             writer = writer.option("txnAppId", tag).option("txnVersion", str(self.version))
         writer.save(path)

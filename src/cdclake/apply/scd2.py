@@ -23,6 +23,12 @@ Exactness under late events comes from recomputing, not patching: every accepted
 batch rebuilds the history of the keys it touches from that log with window functions, then
 replaces those keys' versions with one MERGE. A batch that brings a truncate rebuilds every key.
 Tables without a key are refused (see :func:`refuse_keyless`).
+
+What a batch reads of the log: the position of the newest truncate comes from the log's newest
+commit (:func:`_watermark`), not from its events; a batch of at most :data:`BROADCAST_CHANGES`
+changes and no truncate reads the log once, for the events of its keys and the truncates
+(:func:`_of_keys`). That one scan still reads every file of the log: the log grows with every
+event the table ever had, and its files are in arrival order, not by key.
 """
 
 from __future__ import annotations
@@ -293,6 +299,9 @@ class HistoryTable:
     log_path: str
     keys: tuple[str, ...]
     empty: bool  # created by this batch: an initial load appends without a MERGE
+    # the batch's changes of this table are at most BROADCAST_CHANGES and hold no truncate (from
+    # the batch's summary): the log is read once, for the events of the keys they touch
+    narrow: bool = False
 
 
 def apply_history(
@@ -313,15 +322,20 @@ def apply_history(
     prior = synced.table.toDF()
     stored = spark.read.format("delta").load(table.path)
     columns = [c for c in prior.columns if c in set(tbl.data_column_names(stored.schema))]
-    own = F.col(BATCH_COL) == options.batch_tag
-    mark = prior.filter((F.col(KIND_COL) == TRUNCATE) & ~own).agg(F.max(POSITION_COL)).first()
-    watermark = mark[0] if mark is not None else None
+    before, after = (None, None) if synced.created else _watermark(spark, table, prior, options)
+    watermark = before
     incoming = _incoming(rows, keys, row_struct.fieldNames(), options.batch_tag)
     if watermark is not None:
         late = F.col(POSITION_COL) <= F.array(*[F.lit(x).cast("bigint") for x in watermark])
         incoming = incoming.withColumn("_cdc_late", late)
     else:
         incoming = incoming.withColumn("_cdc_late", F.lit(False))
+    held: list[DataFrame] = []
+    touched = None
+    if table.narrow:  # the keys it touches, computed once for the log's scan and the rebuild
+        touched = incoming.filter(F.col(KIND_COL) != TRUNCATE).select(*_cols(keys)).distinct()
+        touched = _held(touched, held)
+        prior = _held(_of_keys(prior, touched, keys), held)
     cached = _mark_fresh(incoming, prior, keys).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         change = F.struct(SEQ_COL, POSITION_COL)
@@ -329,6 +343,9 @@ def apply_history(
             F.count_distinct(change).alias("changes"),
             F.count_distinct(F.when(F.col("_cdc_fresh"), change)).alias("fresh"),
             F.max(F.col("_cdc_fresh") & (F.col(KIND_COL) == TRUNCATE)).alias("truncate"),
+            F.max(
+                F.when(F.col("_cdc_fresh") & (F.col(KIND_COL) == TRUNCATE), F.col(POSITION_COL))
+            ).alias("truncated"),
         ).first()
         assert counts is not None
         # what follows joins the batch with itself and the log several times: one leaf per copy
@@ -343,11 +360,75 @@ def apply_history(
         small = not new_truncate and counts["changes"] <= BROADCAST_CHANGES
         _rebuild(
             spark, table, prior, fresh, incoming, columns, tracked, new_truncate, files, txn,
-            result, small,
+            result, small, touched,
         )  # fmt: skip
-        txn.append(fresh.coalesce(files), table.log_path, "history-log")
+        mark = {"batch": options.batch_tag, "before": before}
+        mark["after"] = _later(after, counts["truncated"])
+        txn.append(fresh.coalesce(files), table.log_path, "history-log", metadata={WATERMARK: mark})
     finally:
         cached.unpersist()
+        for df in held:
+            df.unpersist()
+
+
+def _of_keys(prior: DataFrame, touched: DataFrame, keys: Sequence[str]) -> DataFrame:
+    """The log events of the ``touched`` keys, and every truncate: all that finding the batch's
+    re-deliveries and rebuilding its keys' versions read of the log, in one scan of it (the keys
+    are sent to every task), where each of them scanned the whole log."""
+    marks = touched.select(
+        *[F.col(tbl.quote(k)).alias(f"_cdc_t{i}") for i, k in enumerate(keys)],
+        F.lit(True).alias("_cdc_hit"),
+    )
+    on = [prior[tbl.quote(k)].eqNullSafe(F.col(f"_cdc_t{i}")) for i, k in enumerate(keys)]
+    return (
+        prior.join(F.broadcast(marks), on, "left")
+        .filter(F.col("_cdc_hit").isNotNull() | (F.col(KIND_COL) == TRUNCATE))
+        .select(*[prior[tbl.quote(c)] for c in prior.columns])
+    )
+
+
+WATERMARK = "truncated"
+"""The key of a history log append's commit metadata that carries its truncate watermark:
+``{"batch": <batch tag>, "before": <position>, "after": <position>}``, the newest position of a
+truncate in the log before this batch's first append and after this append (null: none)."""
+WATERMARK_REACH = 100
+"""How many of a log's newest commits :func:`_watermark` reads for it (maintenance and schema
+changes commit to the log too)."""
+
+Position = list[int] | None
+
+
+def _later(a: Position, b: Position) -> Position:
+    """The later of two positions (None: none), compared element by element as Spark does."""
+    if a is None or b is None:
+        return a if b is None else b
+    return max(list(a), list(b))
+
+
+def _watermark(
+    spark: SparkSession, table: HistoryTable, prior: DataFrame, options: HistoryOptions
+) -> tuple[Position, Position]:
+    """(the position of the newest truncate in the log not of this batch, that of any batch).
+
+    Read from the log's newest append (its commit metadata, :data:`WATERMARK`): the driver reads
+    a commit file or two, where an aggregate would scan every event the log holds, once per
+    batch, in a log that only grows. A log whose newest appends do not say (written by an
+    earlier cdclake, or its commits cleaned up) is aggregated, once: this batch's append says.
+    """
+    doc = tbl.newest_metadata(spark, table.log_path, lambda d: WATERMARK in d, WATERMARK_REACH)
+    if isinstance(doc, dict):
+        mark = doc[WATERMARK]
+        # the same batch again (after a crash, or its next part of one table): its own truncates
+        # do not hold back its own events
+        own_batch = mark["batch"] == options.batch_tag
+        return mark["before"] if own_batch else mark["after"], mark["after"]
+    own = F.col(BATCH_COL) == options.batch_tag
+    truncates = prior.filter(F.col(KIND_COL) == TRUNCATE)
+    row = truncates.agg(
+        F.max(F.when(~own, F.col(POSITION_COL))).alias("before"),
+        F.max(POSITION_COL).alias("after"),
+    ).first()
+    return (None, None) if row is None else (row["before"], row["after"])
 
 
 def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> DataFrame:
@@ -391,10 +472,11 @@ def _rebuild(
     txn: Txn,
     result: TableResult,
     broadcast_keys: bool = False,
+    touched: DataFrame | None = None,
 ) -> None:
     """Recompute the versions of the keys this batch touched and MERGE them in (a new table's
     versions are written in at most ``files`` files); ``broadcast_keys``: the touched keys are
-    few enough to send to every task."""
+    few enough to send to every task; ``touched``: those keys, when the caller has them."""
     keys = list(table.keys)
     log = prior.unionByName(fresh, allowMissingColumns=True)
     truncates = log.filter(F.col(KIND_COL) == TRUNCATE).select(
@@ -402,10 +484,13 @@ def _rebuild(
     )
     rows = log.filter(F.col(KIND_COL) != TRUNCATE)
     source = rows if all_keys else incoming.filter(F.col(KIND_COL) != TRUNCATE)
-    touched = source.select(*_cols(keys)).distinct()
     held: list[DataFrame] = []
-    if broadcast_keys:  # computed once, not by each join that reads them, and sent to its tasks
-        touched = F.broadcast(_held(touched, held))
+    if touched is None or all_keys:
+        touched = source.select(*_cols(keys)).distinct()
+        if broadcast_keys:  # computed once, not by each join that reads them
+            touched = _held(touched, held)
+    if broadcast_keys:  # and sent to its tasks
+        touched = F.broadcast(touched)
     key_rows = rows.join(touched, _same_keys(rows, touched, keys), "left_semi")
     closing = touched.crossJoin(F.broadcast(truncates))
     # one shuffle by key serves the windows of every step below (each partitions by the key,

@@ -5,6 +5,7 @@ schemas evolve.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -277,8 +278,8 @@ TXN_REACH = 1000
 """How many of a table's newest commits :func:`last_txn_version` reads, at most, for its write."""
 
 
-def txn_metadata(tag: str, version: int) -> str:
-    return json.dumps({TXN_KEY: tag, "version": version}, separators=(",", ":"))
+def txn_metadata(tag: str | None, version: int | None, **more: Any) -> str:
+    return json.dumps({TXN_KEY: tag, "version": version, **more}, separators=(",", ":"))
 
 
 def newest_version(spark: SparkSession, path: str) -> int:
@@ -308,6 +309,17 @@ def last_txn_version(
     this one's previous batch, as it is for cdclake's own logs in a stream. The newest tagged
     commit is the write's newest batch: a stream writes its batches in order.
     """
+    found = newest_metadata(spark, path, lambda doc: doc.get(TXN_KEY) == tag, reach)
+    return found if isinstance(found, int) else None if found is None else int(found["version"])
+
+
+def newest_metadata(
+    spark: SparkSession, path: str, wanted: Callable[[dict[str, Any]], bool], reach: int
+) -> dict[str, Any] | int | None:
+    """The ``userMetadata`` document of the newest of the table's ``reach`` newest commits
+    that cdclake wrote (it names :data:`TXN_KEY`) and that ``wanted`` accepts; -1 when there is
+    no table at ``path``; None when no such commit is there or the log cannot be read (a Spark
+    Connect session, commits cleaned up). Commit files are read newest first on the driver."""
     jvm: Any = getattr(spark, "_jvm", None)
     if jvm is None:
         return None
@@ -324,8 +336,8 @@ def last_txn_version(
                 doc = json.loads(meta)
             except ValueError:  # a user's own text that names the key
                 continue
-            if isinstance(doc, dict) and doc.get(TXN_KEY) == tag:
-                return int(doc["version"])
+            if isinstance(doc, dict) and wanted(doc):
+                return doc
     return None
 
 
