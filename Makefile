@@ -19,6 +19,8 @@ demo: bootstrap
 # session: the tests with real services run one after another in two xdist groups, one worker
 # each ("services" and the kill -9 runs, "services-crash"; see tests/conftest.py), while the
 # unit tests share out over both.
+# tests/jvm_archive.py first records the classes a driver loads (once per JDK and Spark, in
+# $CDCLAKE_CACHE), so that each of the forty drivers the tests start maps them from that archive.
 # TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 test: bootstrap
@@ -26,6 +28,7 @@ test: bootstrap
 	bash scripts/s3.sh install
 	bash scripts/chromium.sh
 	bash scripts/prometheus.sh
+	$(ENV) PYTHONPATH=src "$$VENV/bin/python" tests/jvm_archive.py
 	$(ENV) "$$VENV/bin/python" -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 --junitxml=test-times.xml tests
 
 # Both checks run even when the first fails, so one run shows every problem.

@@ -6,6 +6,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import jvm_archive
 import pytest
 from pyspark.sql import SparkSession
 
@@ -18,8 +19,9 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), os.environ.get(
 DATA = TESTS / "data"
 SPARK_CONF_DIR = TESTS / "spark-conf"
 """Spark settings for tiny test data (see its spark-defaults.conf); the drivers the tests start
-as subprocesses get them through ``SPARK_CONF_DIR`` (a test may point one elsewhere)."""
-os.environ["SPARK_CONF_DIR"] = str(SPARK_CONF_DIR)
+as subprocesses get them through ``SPARK_CONF_DIR``, or with the class-data archive of
+tests/jvm_archive.py through ``--properties-file`` (a test may point one elsewhere)."""
+os.environ.update(jvm_archive.environment())
 FULL_JIT = "-XX:+TieredCompilation -XX:+UseParallelGC"
 """The test session's JVM options: both JIT compilers, where its subprocesses' drivers have C1
 only (spark-defaults.conf), as it lives for the whole run; and the parallel collector instead of
@@ -34,7 +36,7 @@ def tiny_data_settings() -> dict[str, str]:
     lines = (SPARK_CONF_DIR / "spark-defaults.conf").read_text().splitlines()
     pairs = (line.split(None, 1) for line in lines if line.strip() and not line.startswith("#"))
     settings = {key: value.strip() for key, value in pairs}
-    return {**settings, "spark.driver.extraJavaOptions": FULL_JIT}
+    return {**settings, "spark.driver.extraJavaOptions": f"{FULL_JIT} {jvm_archive.java_options()}"}
 
 
 SERVICES = ("conformance", "e2e")

@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import jvm_archive
 import pytest
 from pyspark.sql import SparkSession
 from test_streaming_crash import Cli
@@ -332,6 +333,9 @@ def test_cli_with_master_and_spark_submit_on_the_cluster(stack: Stack, spark: Sp
         stack,
         [
             submit,
+            # the tests' settings, which spark-submit reads from SPARK_CONF_DIR unless the
+            # class-data archive's (tests/jvm_archive.py) are in use
+            *("--properties-file", str(jvm_archive.properties_file())),
             *args,
             "apply",
             "--format",

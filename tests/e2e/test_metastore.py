@@ -74,6 +74,8 @@ def metastore(tmp_path: Path) -> Iterator[Metastore]:
     """A PostgreSQL server of this test's own (a free port, its own data folder, removed after)
     holding a new metastore: a running project server, or another test's, is never touched."""
     env = {**os.environ, "PG_PORT": str(_free_port()), "THRIFT_DIR": str(tmp_path / "thrift")}
+    # these drivers read the metastore's SPARK_CONF_DIR, not the class-data archive's settings
+    env.pop("PYSPARK_SUBMIT_ARGS", None)
     conf = tmp_path / "spark-conf"
     try:
         _run(["bash", str(METASTORE_SH), "conf", str(conf), "--base", str(TINY_DATA)], env, 900)
