@@ -21,7 +21,6 @@ import functools
 import hashlib
 import json
 import os
-import shlex
 import socket
 import subprocess
 import sys
@@ -94,16 +93,6 @@ def environment() -> dict[str, str]:
         "SPARK_CONF_DIR": str(folder() / "conf"),
         "PYSPARK_SUBMIT_ARGS": f"--properties-file {props} pyspark-shell",
     }
-
-
-def product_environment() -> dict[str, str]:
-    """For a driver that runs with cdclake's own settings, not the tests' (the benchmark's smoke
-    run): Spark's defaults, and the archive's JVM options once it is built."""
-    conf = folder() / "conf"
-    conf.mkdir(parents=True, exist_ok=True)
-    options = java_options()
-    conf_options = f"--conf {shlex.quote(f'{DRIVER_OPTIONS}={options}')} " if options else ""
-    return {"SPARK_CONF_DIR": str(conf), "PYSPARK_SUBMIT_ARGS": f"{conf_options}pyspark-shell"}
 
 
 WORKLOAD = """
