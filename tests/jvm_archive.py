@@ -21,12 +21,13 @@ import functools
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ports import free_port
 
 TESTS = Path(__file__).resolve().parent
 DEFAULTS = TESTS / "spark-conf" / "spark-defaults.conf"
@@ -112,12 +113,6 @@ goes to this process's pipes, so that the run returns only when the JVM has exit
 written."""
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _kafka(*args: str, env: dict[str, str]) -> None:
     cmd = ["bash", str(TESTS.parent / "scripts" / "kafka.sh"), *args]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600, check=False)
@@ -151,7 +146,7 @@ def build() -> None:
     partial = where / "driver.jsa.partial"
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp:
-        port, topic = str(_free_port()), "jvm-archive-orders"
+        port, topic = str(free_port()), "jvm-archive-orders"
         kafka_env = {**os.environ, "KAFKA_DATA": f"{tmp}/kafka"}
         _kafka("start", "--port", port, "--fresh", env=kafka_env)
         try:

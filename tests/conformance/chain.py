@@ -23,13 +23,14 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ports import free_port
 
 from conformance._sql import Connection, Dialect, run_sql
 from conformance.capture import wait_settled
@@ -68,14 +69,6 @@ FLOAT32: dict[Dialect, frozenset[str]] = {
 
 def _say(msg: str) -> None:
     print(f"conformance: {msg}", file=sys.stderr, flush=True)
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on right now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _run(args: list[str], env: dict[str, str] | None = None, timeout: float = 600) -> str:

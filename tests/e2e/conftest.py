@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 KAFKA_SH = REPO / "scripts" / "kafka.sh"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _kafka_sh(*args: str, env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str]:
@@ -40,7 +33,7 @@ def kafka_broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     The broker gets a free port and its own data dir under pytest's temp dir; ``kafka.sh start``
     installs the jars first if ``make test`` has not already done so.
     """
-    port = str(_free_port())
+    port = str(free_port())
     env = {**os.environ, "KAFKA_DATA": str(tmp_path_factory.mktemp("kafka-data"))}
     # 10 minutes covers a first-time jar download; a warm start takes a few seconds.
     started = _kafka_sh("start", "--port", port, "--fresh", env=env, timeout=600)

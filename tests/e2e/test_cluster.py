@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import jvm_archive
 import pytest
+from ports import free_port
 from pyspark.sql import SparkSession
 from test_streaming_crash import Cli
 
@@ -32,6 +32,7 @@ from cdclake.run.kafka_tools import create_topic, produce
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # the benchmark's workload generator (bench/data.py)
+
 from bench import data  # noqa: E402
 
 FORMATS = tuple(formats.names())
@@ -40,13 +41,6 @@ COLUMNS = ("id", "first_name", "last_name", "email")
 Rows = set[tuple[str, ...]]
 
 pytestmark = pytest.mark.e2e
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _script(name: str, *args: str, env: dict[str, str], timeout: float = 300) -> str:
@@ -86,7 +80,7 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     base = tmp_path_factory.mktemp("cluster")
-    s3_port, master_port = str(_free_port()), str(_free_port())
+    s3_port, master_port = str(free_port()), str(free_port())
     env = {
         **os.environ,
         "S3_DATA": str(base / "s3"),

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from deltalake.schema import PrimitiveType
+from ports import free_port
 
 from cdclake import delta_rs
 from cdclake.target_layout import HISTORY_LOG, KEY_PROPERTY, TOMBSTONES
@@ -39,13 +39,6 @@ SAMPLES = REPO / "src" / "cdclake" / "samples"
 # bad line) and MySQL products (Canal: an ALTER TABLE ADD COLUMN, so a column added later).
 INPUTS = (SAMPLES / "010_postgres_orders.jsonl", SAMPLES / "020_canal_products.jsonl")
 DATABASE = "shop"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _run(args: list[str], env: dict[str, str], timeout: float) -> str:
@@ -73,7 +66,7 @@ class Metastore:
 def metastore(tmp_path: Path) -> Iterator[Metastore]:
     """A PostgreSQL server of this test's own (a free port, its own data folder, removed after)
     holding a new metastore: a running project server, or another test's, is never touched."""
-    env = {**os.environ, "PG_PORT": str(_free_port()), "THRIFT_DIR": str(tmp_path / "thrift")}
+    env = {**os.environ, "PG_PORT": str(free_port()), "THRIFT_DIR": str(tmp_path / "thrift")}
     # these drivers read the metastore's SPARK_CONF_DIR, not the class-data archive's settings
     env.pop("PYSPARK_SUBMIT_ARGS", None)
     conf = tmp_path / "spark-conf"
@@ -95,7 +88,7 @@ def _postgres(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[
 @pytest.fixture
 def thrift_port(metastore: Metastore) -> Iterator[int]:
     """Port of Spark's Thrift server on the metastore, stopped after the test."""
-    port = _free_port()
+    port = free_port()
     env = {**metastore.env, "SPARK_CONF_DIR": str(metastore.conf_dir)}
     try:
         yield port

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ from typing import Any, TypeVar
 import pytest
 from builders.dbz import event
 from confluent_kafka import Producer
+from ports import free_port
 
 from cdclake.run.kafka_tools import create_topic
 
@@ -37,13 +37,6 @@ ALERTS = REPO / "docs" / "alerts.yml"
 STALE_AFTER = 60  # seconds: above a batch's time on a busy 2-core machine
 ITEMS, ORDERS = "shop.public.items", "shop.public.orders"
 T = TypeVar("T")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _test_rules(path: Path) -> Path:
@@ -109,7 +102,7 @@ class Prometheus:
             "scrape_configs:\n"
             f"  - job_name: cdclake\n    static_configs: [{{targets: ['{target}']}}]\n"
         )
-        self.url = f"http://127.0.0.1:{_free_port()}"
+        self.url = f"http://127.0.0.1:{free_port()}"
         self.log = (tmp / "prometheus.log").open("wb")
         self.proc = subprocess.Popen(
             ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={tmp / 'tsdb'}",
@@ -163,7 +156,7 @@ def apply_stream(kafka_broker: str, tmp_path: Path) -> Iterator[Callable[..., tu
     started: list[subprocess.Popen[bytes]] = []
 
     def start(topic: str) -> tuple[int, Path]:
-        port, log = _free_port(), tmp_path / "apply.log"
+        port, log = free_port(), tmp_path / "apply.log"
         env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "CDCLAKE_DRIVER_MEMORY": "1g"}
         args = [
             "--target", str(tmp_path / "lake"), "--checkpoint", str(tmp_path / "chk"),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from builders.dbz import event
+from ports import free_port
 from pyspark.sql import SparkSession
 
 from tests import spark_status
@@ -28,13 +28,6 @@ REPO = Path(__file__).resolve().parents[2]
 # endpoint of the first test that used it (the cluster cases use "lake")
 KEY, SECRET, BUCKET = "cdclake", "cdclake-secret", "status-lake"
 pytestmark = pytest.mark.e2e
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _s3(*args: str, env: dict[str, str]) -> None:
@@ -54,7 +47,7 @@ def _s3(*args: str, env: dict[str, str]) -> None:
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A fresh s3proxy with the bucket ``status-lake``, for this module."""
-    port = str(_free_port())
+    port = str(free_port())
     env = {
         **os.environ,
         "S3_DATA": str(tmp_path_factory.mktemp("s3")),

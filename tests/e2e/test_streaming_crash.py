@@ -11,7 +11,6 @@ import os
 import random
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -24,6 +23,7 @@ from typing import Any, ClassVar
 
 import pytest
 from builders.dbz import event, tombstone
+from ports import free_port
 from pyspark.sql import SparkSession
 from scd2_model import COLUMNS, Change, expected_history, history_rows
 from test_streaming import (
@@ -381,17 +381,11 @@ def test_kill_9_in_consistent_mode_keeps_every_cut_a_prefix_of_whole_transaction
 # --- (4) the broker goes away and comes back -----------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class Broker:
     """A broker of this test alone (scripts/kafka.sh), so stopping it disturbs no other test."""
 
     def __init__(self, data: Path) -> None:
-        self.port = str(_free_port())
+        self.port = str(free_port())
         self.env = {**os.environ, "KAFKA_DATA": str(data)}
         self.bootstrap = f"127.0.0.1:{self.port}"
 
