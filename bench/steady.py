@@ -22,6 +22,9 @@ log a batch reads holds N events more, as a history table's log accumulates over
 ``dataworks``; CKafka's key configured as the bench does): a schemaless format's batches are
 typed in one pass too once its table's plan is known.
 
+``--count-rows`` reports each table's rows after each batch (``rows_now``), as a batch over
+files does.
+
 ``--kafka`` hands each batch to the Kafka stream's own batch function
 (:func:`cdclake.run.streaming.process_batch`) as Spark's Kafka source delivers it
 (:func:`cdclake.run.kafka_tools.source_rows`), so a batch also writes what a Kafka stream's does
@@ -79,11 +82,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--scd-type", type=int, default=1, choices=(1, 2), help="2: history tables")
     p.add_argument("--kafka", action="store_true", help="batches as a Kafka stream's")
     p.add_argument(
+        "--count-rows", action="store_true", help="each table's rows after each batch, as files"
+    )
+    p.add_argument(
         "--history", type=int, default=0, help="with --scd-type 2: events of other keys first"
     )
     args = p.parse_args(argv)
     if args.format != "debezium" and (args.transactions or args.dead_tombstones):
         p.error("--transactions and --dead-tombstones take Debezium's stream only")
+    if args.kafka and args.count_rows:
+        p.error("--count-rows: a Kafka stream counts its tables' rows once, when it ends")
     n, batches = args.events_per_batch, args.batches
     if args.kafka:  # no query here, so no offset log to read each batch's end from
         logging.getLogger("cdclake.run.stream_metrics").setLevel(logging.ERROR)
@@ -144,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
                 result = process_batch(records, b, config, "bench-steady", known=known).result
             else:
                 raw = raw_from_lines(spark, batch, epoch=b)
-                result = apply_raw(raw, config, "bench-steady", b, n, False, known)
+                result = apply_raw(raw, config, "bench-steady", b, n, args.count_rows, known)
             took = time.perf_counter() - started
             jobs = len(tracker.getJobIdsForGroup(f"steady-{b}"))
             if b >= 2:  # warm

@@ -170,11 +170,48 @@ def sync_table(
 
 
 def rows_in(spark: SparkSession, path: str) -> int | None:
-    """The rows the Delta table at ``path`` holds now (a Spark job); None when there is no
-    table there (a DROP TABLE of the run removed it)."""
+    """The rows the Delta table at ``path`` holds now; None when there is no table there (a
+    DROP TABLE of the run removed it).
+
+    From the newest snapshot's checksum when it lists every file with its statistics (Delta
+    does for small tables: ``spark.databricks.delta.allFilesInCrc.*``): no Spark job, ~10 ms on
+    the driver where a count took 0.3-0.7 s after a batch's MERGE (a query to plan, the new
+    version's state rebuilt). Otherwise a count, which Delta answers from the same statistics
+    where it can."""
+    from_stats = _rows_from_checksum(spark, path)
+    if from_stats is not None:
+        return from_stats
     if not DeltaTable.isDeltaTable(spark, path):
         return None
     return spark.read.format("delta").load(path).count()
+
+
+def _rows_from_checksum(spark: SparkSession, path: str) -> int | None:
+    """The live rows (``numLogicalRecords``: deletion vectors taken off) summed over the files
+    the table's newest checksum lists; None when it lists none, a file lacks the statistic, or
+    the session has no JVM (Spark Connect)."""
+    jvm: Any = getattr(spark, "_jvm", None)
+    if jvm is None:
+        return None
+    try:
+        empty = jvm.scala.Option.empty()
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+        snapshot = log.update(False, empty, empty)
+        checksum = snapshot.checksumOpt()
+        if snapshot.version() < 0 or not checksum.isDefined():
+            return None
+        files = checksum.get().allFiles()
+        if not files.isDefined():
+            return None
+        total, it = 0, files.get().iterator()
+        while it.hasNext():
+            rows = it.next().numLogicalRecords()
+            if not rows.isDefined():
+                return None
+            total += int(rows.get())
+        return total
+    except Exception:  # Delta's internals moved, or the log cannot be read: the count says
+        return None
 
 
 ROWS_PER_FILE = 50_000
