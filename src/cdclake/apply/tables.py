@@ -194,9 +194,7 @@ def _rows_from_checksum(spark: SparkSession, path: str) -> int | None:
     if jvm is None:
         return None
     try:
-        empty = jvm.scala.Option.empty()
-        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
-        snapshot = log.update(False, empty, empty)
+        snapshot = _newest_snapshot(jvm, spark, path)
         checksum = snapshot.checksumOpt()
         if snapshot.version() < 0 or not checksum.isDefined():
             return None
@@ -328,9 +326,15 @@ def newest_version(spark: SparkSession, path: str) -> int:
     if jvm is None:
         first = DeltaTable.forPath(spark, path).history(1).select("version").first()
         return -1 if first is None else int(first[0])
+    return int(_newest_snapshot(jvm, spark, path).version())
+
+
+def _newest_snapshot(jvm: Any, spark: SparkSession, path: str) -> Any:
+    """Delta's snapshot of the newest version of the table at ``path`` (a JVM object), from its
+    own log listing; its state is not computed until asked for."""
     empty = jvm.scala.Option.empty()
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
-    return int(log.update(False, empty, empty).version())
+    return log.update(False, empty, empty)
 
 
 def last_txn_version(
