@@ -116,6 +116,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "throughput (stream-apply, stream-recipe) and latency at half that rate (stream-latency)",
     )
     p.add_argument(
+        "--kafka-bootstrap",
+        metavar="HOST:PORT",
+        help="with --streaming, run the Kafka cases on this broker instead of starting one "
+        "(each case makes topics of its own, with unique names)",
+    )
+    p.add_argument(
         "--consistent",
         action="store_true",
         help="with --streaming, also the same stream in source transactions applied in the "

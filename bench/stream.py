@@ -26,7 +26,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,9 +103,12 @@ def send_event(
 def _producer(bootstrap: str) -> Any:
     from confluent_kafka import Producer
 
+    from cdclake.run.kafka_tools import LIBRDKAFKA_LOG
+
     return Producer(
         {
             "bootstrap.servers": bootstrap,
+            "logger": LIBRDKAFKA_LOG,
             "enable.idempotence": True,
             "partitioner": "murmur2_random",  # as Kafka Connect places a key
             "linger.ms": 5,
@@ -264,7 +267,8 @@ def stream_recipe(
 
 
 def run_cases(bench: Bench, n: int) -> None:
-    """The Kafka cases (see the module docstring) on a broker of their own."""
+    """The Kafka cases (see the module docstring) on a broker of their own, or on the one
+    ``--kafka-bootstrap`` names."""
     from bench.run import log
 
     sp, w, seed = bench.spark, bench.work / f"stream-{n}", bench.args.seed
@@ -273,7 +277,8 @@ def run_cases(bench: Bench, n: int) -> None:
     runs = RunIds()
     sp.streams.addListener(runs)
     try:
-        with broker() as bootstrap:
+        given = bench.args.kafka_bootstrap
+        with nullcontext(given) if given else broker() as bootstrap:
             topic = new_topic(bootstrap, "bench-backlog")
             produce_eps = produce_backlog(bootstrap, topic, n, keys, seed)
             log(f"produced {n:,} events to {topic} at {produce_eps:,.0f} ev/s")

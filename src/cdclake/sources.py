@@ -151,11 +151,23 @@ def value_text(raw: Column) -> Column:
 def raw_from_lines(
     spark: SparkSession, lines: Sequence[str], source: str = "<memory>", epoch: int | None = None
 ) -> DataFrame:
-    """Raw records from a list of lines (tests, small inputs); line numbers start at 1."""
+    """Raw records from a list of lines (tests, small inputs); line numbers start at 1. The
+    driver knows how many records they are (:func:`records_known`): applying them counts none."""
     rows = [(line, (source, None, i)) for i, line in enumerate(lines, start=1) if line.strip()]
     schema = StructType([RAW_SCHEMA["raw"], RAW_SCHEMA["lineage"]])
     df = spark.createDataFrame(rows, schema).withColumnRenamed("raw", "line")
-    return raw_from_lines_df(df, epoch)
+    raw = raw_from_lines_df(df, epoch)
+    setattr(raw, _RECORDS, len(rows))
+    return raw
+
+
+_RECORDS = "_cdclake_records"
+
+
+def records_known(raw: DataFrame) -> int | None:
+    """How many records ``raw`` holds, where the driver made them (:func:`raw_from_lines`); None
+    for any other DataFrame (one derived from it included)."""
+    return getattr(raw, _RECORDS, None)
 
 
 def _file_uri(path: Column) -> Column:

@@ -47,15 +47,17 @@ def run_bench(out: Path, *args: str, timeout: float) -> subprocess.CompletedProc
 # steady stream) at its smoke size, with the untimed warm-up it reports
 @pytest.fixture(scope="module")
 def smoke(
-    tmp_path_factory: pytest.TempPathFactory,
+    tmp_path_factory: pytest.TempPathFactory, kafka_broker: str
 ) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """One bench run at its smoke size for every case: the single-table contenders, 2,000 events
-    over 5 tables in one input, and the same count through a broker of the bench's own, then
-    10 s at a steady rate (one driver for all: its start and warm-up are paid once)."""
+    over 5 tables in one input, and the same count through the tests' broker (topics of the
+    bench's own), then 10 s at a steady rate (one driver for all: its start and warm-up are paid
+    once)."""
     out = tmp_path_factory.mktemp("bench-smoke") / "bench-out"
     proc = run_bench(
         out,
         *("--smoke", "--many-tables", "--tables", "5", "--streaming", "--stream-seconds", "10"),
+        *("--kafka-bootstrap", kafka_broker),
         timeout=1200,
     )
     return out, proc

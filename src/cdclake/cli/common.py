@@ -6,6 +6,7 @@ A leaf: command modules import it, :mod:`cdclake.cli` imports them, nothing impo
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -42,11 +43,25 @@ _debug = {"on": os.environ.get(DEBUG_ENV, "") not in ("", "0")}
 @app.callback()
 def _options(
     debug: Annotated[
-        bool, typer.Option("--debug", help=f"Show Python tracebacks (also {DEBUG_ENV}=1)")
+        bool,
+        typer.Option(
+            "--debug",
+            help="Show Python tracebacks, and cdclake's debug log on stderr (librdkafka's log "
+            f"included) (also {DEBUG_ENV}=1)",
+        ),
     ] = False,
 ) -> None:
     """Land database change streams in Delta Lake tables with Apache Spark."""
     _debug["on"] = debug or os.environ.get(DEBUG_ENV, "") not in ("", "0")
+    if _debug["on"]:
+        _debug_log()
+
+
+def _debug_log() -> None:
+    """cdclake's loggers at DEBUG on stderr (the Kafka client's log among them, see
+    :class:`cdclake.run.kafka_tools.LibrdkafkaLog`); other libraries' at WARNING, as without."""
+    logging.basicConfig(format="%(levelname)s %(name)s: %(message)s", level=logging.WARNING)
+    logging.getLogger("cdclake").setLevel(logging.DEBUG)
 
 
 def _failed(e: Exception, where: str) -> typer.Exit:

@@ -62,8 +62,26 @@ __all__ = ["KafkaToolError", "create_topic", "dump", "produce", "source_rows", "
 
 RECORD_FIELDS = frozenset({"key", "value", "headers", "topic", "partition", "offset"})
 
-# librdkafka logs every refused connection at ERROR level; route it to Python logging instead.
 _log = logging.getLogger(__name__)
+
+
+class LibrdkafkaLog:
+    """What librdkafka logs (a refused connection at its ERROR level, a coordinator still loading
+    at WARNING: states it retries through), as DEBUG records of the logger ``cdclake.librdkafka``,
+    its own level named in the message: cdclake reports a failure itself, in one line (a
+    delivery that failed, a broker not reached in time), and ``--debug`` shows this log.
+
+    Give it to a client as its ``logger``: ``Producer({..., "logger": LIBRDKAFKA_LOG})``.
+    """
+
+    logger = logging.getLogger("cdclake.librdkafka")
+
+    def log(self, level: int, fmt: str, *args: object) -> None:
+        # confluent_kafka calls ``log(level, "%s [%s] %s", facility, client, message)``
+        self.logger.debug("%s " + fmt, logging.getLevelName(level), *args)
+
+
+LIBRDKAFKA_LOG = LibrdkafkaLog()
 
 
 class KafkaToolError(CdclakeError):
@@ -71,7 +89,7 @@ class KafkaToolError(CdclakeError):
 
 
 def _client_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
-    return {"bootstrap.servers": bootstrap, "logger": _log, **extra}
+    return {"bootstrap.servers": bootstrap, "logger": LIBRDKAFKA_LOG, **extra}
 
 
 # --- file lines <-> records ----------------------------------------------------------------------

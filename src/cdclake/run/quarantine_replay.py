@@ -83,7 +83,7 @@ def replay(
     n = chosen.count()
     app_id = f"cdclake-replay-{pending['replay_id']}"
     raw = raw_from_kept(chosen)  # a Kafka record with its key and headers
-    result = apply_raw(raw, config, app_id, 0)
+    result = apply_raw(raw, config, app_id, 0, messages=n)  # one record per row kept
     _remove(spark, path, chosen, Txn(spark, app_id, 0))
     summary = ReplaySummary(
         pending["replay_id"],

@@ -85,7 +85,8 @@ def apply_raw(
 ) -> BatchResult:
     """Decode and apply one batch of raw records. ``messages``: how many records ``raw`` holds,
     when the caller counted them already (the line numbers of files), or a function that says
-    once the batch is applied (a Kafka batch's observed metrics); otherwise ``raw`` is cached and
+    once the batch is applied (a Kafka batch's observed metrics); otherwise the driver's own
+    count of lines it made (:func:`cdclake.sources.records_known`), or ``raw`` is cached and
     counted here. ``count_rows``: report each table's rows
     after the batch; ``record_sources`` False: the batch's ``_cdc_sources`` rows are left for the
     caller to write (see :func:`cdclake.apply.batch.apply_changes`).
@@ -96,6 +97,8 @@ def apply_raw(
     ``known`` learns the plans a two-pass batch made.
     """
     spark = raw.sparkSession
+    if messages is None:
+        messages = sources.records_known(raw)
     cache_raw = messages is None  # only to count it
     if cache_raw:
         raw = raw.persist(StorageLevel.MEMORY_AND_DISK)

@@ -186,7 +186,9 @@ class LatestOffsets:
 
     def _client(self) -> Any:
         if self._admin is None:
-            config: dict[str, Any] = {"bootstrap.servers": self.bootstrap, "logger": _log}
+            from cdclake.run.kafka_tools import LIBRDKAFKA_LOG
+
+            config = {"bootstrap.servers": self.bootstrap, "logger": LIBRDKAFKA_LOG}
             self._admin = _kafka_admin().AdminClient({**config, **self.options})
         return self._admin
 
