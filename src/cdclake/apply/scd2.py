@@ -319,7 +319,7 @@ def apply_history(
     position_type = rows.schema["position"].dataType
     log_schema = StructType([*row_struct.fields, *_log_fields(position_type)])
     synced = tbl.sync_table(spark, table.log_path, log_schema, None, dict(defaults))
-    prior = _pinned(spark, table.log_path)
+    prior = tbl.pinned(spark, table.log_path)
     stored = spark.read.format("delta").load(table.path)
     columns = [c for c in prior.columns if c in set(tbl.data_column_names(stored.schema))]
     before, after = (None, None) if synced.created else _watermark(spark, table, prior, options)
@@ -369,18 +369,6 @@ def apply_history(
         cached.unpersist()
         for df in held:
             df.unpersist()
-
-
-def _pinned(spark: SparkSession, path: str) -> DataFrame:
-    """The Delta table at ``path`` as of its newest version, named by that version.
-
-    The batch caches frames that read the history log, then appends to it. Spark re-plans every
-    cached query that reads a table written to (``recacheByPlan`` after a save): a scan of the
-    log as Delta's "latest" is that table, and re-planning it rebuilt the log's new state (six
-    Spark jobs, a second and more per batch) for frames released right after. A scan of a
-    version by number is not the table the append names: the cache is left alone."""
-    version = tbl.newest_version(spark, path)
-    return spark.read.format("delta").option("versionAsOf", version).load(path)
 
 
 def _of_keys(prior: DataFrame, touched: DataFrame, keys: Sequence[str]) -> DataFrame:

@@ -329,6 +329,20 @@ def newest_version(spark: SparkSession, path: str) -> int:
     return int(_newest_snapshot(jvm, spark, path).version())
 
 
+def pinned(spark: SparkSession, path: str) -> DataFrame:
+    """The Delta table at ``path`` as of its newest version, read by that version's number.
+
+    For a batch that caches frames reading a table and then writes that table (the SCD2 history
+    log, a keyless table and its tombstones). After a save or a MERGE, Spark and Delta re-plan
+    every cached query that reads the written table (``recacheByPlan``). A scan of Delta's
+    "latest" is that table: its cache was cleared, and planning it again rebuilt the table's new
+    state (six Spark jobs in an SCD2 batch) for frames released a moment later. A scan of a
+    version by number is not the table the write names, so the cache is left alone, and the
+    batch goes on reading the table as it was when the batch began."""
+    version = newest_version(spark, path)
+    return spark.read.format("delta").option("versionAsOf", version).load(path)
+
+
 def _newest_snapshot(jvm: Any, spark: SparkSession, path: str) -> Any:
     """Delta's snapshot of the newest version of the table at ``path`` (a JVM object), from its
     own log listing; its state is not computed until asked for."""
