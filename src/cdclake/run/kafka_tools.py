@@ -62,8 +62,6 @@ __all__ = ["KafkaToolError", "create_topic", "dump", "produce", "source_rows", "
 
 RECORD_FIELDS = frozenset({"key", "value", "headers", "topic", "partition", "offset"})
 
-_log = logging.getLogger(__name__)
-
 
 class LibrdkafkaLog:
     """What librdkafka logs (a refused connection at its ERROR level, a coordinator still loading
