@@ -18,22 +18,14 @@ from typing import Any
 import pytest
 from builders.msgs import DBZ_FIELDS, ckafka, ckafka_create, debezium
 from jobs import count_jobs
-from pyspark.sql import Row, SparkSession
+from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType
 
 from cdclake.apply.results import BatchResult
-from cdclake.apply.schema_changes import DDL_FIELDS
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
-from cdclake.decode import (
-    KnownGroups,
-    Survey,
-    _Plan,
-    decode_envelopes,
-    one_pass_envelopes,
-    survey,
-)
+from cdclake.decode import KnownGroups, _Plan, one_pass_envelopes
 from cdclake.formats.base import ColumnSpec, DecodeOptions
 from cdclake.run.runner import apply_raw
 from cdclake.sources import raw_from_lines
@@ -180,42 +172,6 @@ def _canal(
             "type": "ALTER" if sql else "INSERT",
         }
     )
-
-
-def test_a_two_pass_batch_finds_its_groups_and_its_ddl_in_one_look(spark: SparkSession) -> None:
-    """The DDL records a batch applies before typing come with the groups typing needs, from
-    the same query: no job of their own."""
-    v1 = {"id": "int", "name": "varchar(20)"}
-    lines = [
-        _canal(None, 1, [{"id": "1", "name": "a"}, {"id": "2", "name": "b"}], v1),
-        _canal("ALTER TABLE users ADD COLUMN score int", 2, None, None),
-        _canal(None, 3, [{"id": "3"}], {"id": "int"}, table="orders"),
-        _canal("DROP TABLE orders", 4, None, None, table="orders"),
-    ]
-
-    def look(tag: str, ddl_fields: tuple[str, ...]) -> tuple[int, Survey]:
-        env = decode_envelopes(raw_from_lines(spark, lines), "canal")
-        try:
-            return count_jobs(spark, tag, lambda: survey(env, ddl_fields))
-        finally:
-            env.unpersist()
-
-    with_ddl, found = look("survey-ddl", DDL_FIELDS)
-    groups_only, alone = look("survey", ())
-    assert [(g["table"], g["n"]) for g in found.groups] == [("shop.orders", 1), ("shop.users", 2)]
-    assert [_without_records(g) for g in found.groups] == [
-        _without_records(g) for g in alone.groups
-    ]
-    assert sorted((r["lineage"]["offset"], r["table"], r["detail"]) for r in found.ddl) == [
-        (2, "shop.users", "ALTER TABLE users ADD COLUMN score int"),
-        (4, "shop.orders", "DROP TABLE orders"),
-    ]
-    assert alone.ddl == []
-    assert with_ddl == groups_only
-
-
-def _without_records(group: Row) -> dict[str, Any]:
-    return {k: v for k, v in group.asDict().items() if k != "records"}
 
 
 def test_ddl_sends_the_batch_through_two_passes(spark: SparkSession, tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import Row, SparkSession
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
@@ -50,7 +50,7 @@ from cdclake.apply.keyless import KEYLESS_FIELDS
 from cdclake.apply.results import Txn
 from cdclake.formats import ddl as sql
 from cdclake.formats import mysql_types
-from cdclake.model import DEFAULTS_JSON_OPTIONS, POSITION_COL, POSITION_TYPE
+from cdclake.model import DEFAULTS_JSON_OPTIONS, POSITION_COL, POSITION_TYPE, Op
 
 WIDENINGS = {
     ("byte", "short"),
@@ -364,21 +364,18 @@ def _source_order(r: Row) -> tuple[Any, ...]:
     )
 
 
-DDL_FIELDS = ("table", "detail", "meta", "position", "seq", "lineage", "source_ts")
-"""The fields of a DDL record :func:`apply_ddl_records` reads (see
-:func:`cdclake.decode.survey`)."""
+def apply_ddl_records(env: DataFrame, target: tbl.Target, policy: DdlPolicy, txn: Txn) -> DdlBatch:
+    """Apply the batch's DDL records in source order.
 
-
-def apply_ddl_records(
-    spark: SparkSession, found: list[Row], target: tbl.Target, policy: DdlPolicy, txn: Txn
-) -> DdlBatch:
-    """Apply the batch's DDL records ``found`` (with :data:`DDL_FIELDS`) in source order.
-
-    DDL records are few (one per statement): they come to the driver with the batch's
-    :func:`cdclake.decode.survey`.
+    DDL records are few (one per statement), so they are collected to the driver.
     """
-    # on the driver: a sort in Spark would cost two more jobs for a few rows
-    records = sorted(found, key=_source_order)
+    spark = env.sparkSession
+    records = sorted(  # on the driver: a sort in Spark would cost two more jobs for a few rows
+        env.filter((F.col("op") == Op.DDL) & F.col("error").isNull())
+        .select("table", "detail", "meta", "position", "seq", "lineage", "source_ts")
+        .collect(),
+        key=_source_order,
+    )
     if not records:
         return DdlBatch({}, {})
     applier = DdlApplier(spark, target, policy)

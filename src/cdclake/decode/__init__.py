@@ -628,17 +628,21 @@ def type_changes(
     table_schemas: TableSchemas = _no_tables,
     table_keys: TableKeys = _no_keys,
     known: KnownGroups | None = None,
-    groups: list[Row] | None = None,
 ) -> DataFrame:
     """Envelopes -> canonical changes: type the row images, one small job to find schemas.
 
     ``known``: learns this batch's groups and their plans, for :func:`type_known` to type later
-    batches in one pass. ``groups``: the envelopes' :attr:`Survey.groups`, when the caller's
-    :func:`survey` has them already (then no job runs here for them).
+    batches in one pass.
     """
     options = options or DecodeOptions()
     typable, imageless = _typable(), _imageless()
-    groups = survey(env).groups if groups is None else groups
+    groups = (
+        env.filter(typable)
+        .groupBy(_FORMAT, "table", "schema_token")
+        .agg(F.max(F.size("key_columns")).alias("keyed"), F.count(F.lit(1)).alias("n"))
+        .collect()
+    )
+    groups.sort(key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""))
     inferred = (
         infer_types(env.filter(typable & F.col("schema_token").isNull()))
         if any(g["schema_token"] is None for g in groups)
@@ -692,42 +696,6 @@ def type_changes(
         for g, p in zip(groups, plans, strict=True)
     ]
     return _typed(env, members, typable, imageless)
-
-
-@dataclass(frozen=True)
-class Survey:
-    """What one job over a batch's envelopes finds: the (format, table, schema token) groups of
-    its changes with row images (their ``keyed`` width and ``n`` changes), in a stable order,
-    and its DDL records (few: one per statement), each with the ``ddl_fields`` asked for."""
-
-    groups: list[Row]
-    ddl: list[Row]
-
-
-def survey(env: DataFrame, ddl_fields: Sequence[str] = ()) -> Survey:
-    """The groups :func:`type_changes` types by and, with ``ddl_fields``, the batch's DDL records
-    without an error, in one job: a batch's DDL is applied before its rows are typed, and a
-    second look at the envelopes for it would cost a query of its own."""
-    is_ddl = (F.col("op") == Op.DDL) & F.col("error").isNull() if ddl_fields else F.lit(False)
-    found = (
-        env.filter(_typable() | is_ddl)
-        .groupBy(is_ddl.alias("_ddl"), _FORMAT, "table", "schema_token")
-        .agg(
-            F.max(F.size("key_columns")).alias("keyed"),
-            F.count(F.lit(1)).alias("n"),
-            *(
-                [F.collect_list(F.when(is_ddl, F.struct(*ddl_fields))).alias("records")]
-                if ddl_fields
-                else []
-            ),
-        )
-        .collect()
-    )
-    groups = sorted(
-        (g for g in found if not g["_ddl"]),
-        key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""),
-    )
-    return Survey(groups, [r for g in found if g["_ddl"] for r in g["records"]])
 
 
 def type_known(env: DataFrame, known: KnownGroups) -> DataFrame:

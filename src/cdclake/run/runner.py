@@ -19,7 +19,7 @@ from cdclake import paths, sources
 from cdclake import phases as progress
 from cdclake.apply.batch import apply_changes
 from cdclake.apply.results import BatchResult, Txn
-from cdclake.apply.schema_changes import DDL_FIELDS, apply_ddl_records
+from cdclake.apply.schema_changes import apply_ddl_records
 from cdclake.apply.tables import Target, rows_in
 from cdclake.config import ApplyConfig
 from cdclake.decode import (
@@ -32,7 +32,6 @@ from cdclake.decode import (
     mark_errors,
     one_pass_envelopes,
     release_detection,
-    survey,
     type_changes,
     type_known,
 )
@@ -154,8 +153,7 @@ class _BatchRun:
         env = decode_envelopes(raw, config.format, self.options)
         try:
             txn = Txn(spark, self.app_id, self.batch_id)
-            found = survey(env, DDL_FIELDS)  # one job: the groups to type and the DDL records
-            ddl = apply_ddl_records(spark, found.ddl, target, config.ddl_policy(), txn)
+            ddl = apply_ddl_records(env, target, config.ddl_policy(), txn)
             if known is not None and ddl.statements:
                 known.forget()  # the tables' types and keys may have changed
             changes = type_changes(
@@ -164,7 +162,6 @@ class _BatchRun:
                 lambda t: target.schema(spark, t),
                 lambda t: target.keys(spark, t),
                 known,
-                found.groups,
             )
             release_detection(env)  # the DDL and typing jobs have read the envelopes
             changes = hand_over(changes, env)  # apply_changes frees them once it has its own
