@@ -1,5 +1,6 @@
-"""Reading Delta tables without a JVM: delta-rs (the ``deltalake`` package), for the commands that
-only read (``cdclake status``, ``quarantine list``, ``report``). Spark writes every table.
+"""Delta tables without a JVM: delta-rs (the ``deltalake`` package), for the commands that only
+read (``cdclake status``, ``quarantine list``, ``report``), and for the few rows of cdclake's own
+bookkeeping a batch appends on the driver (:func:`append`). Spark writes every other table.
 
 Locations are cdclake's (:mod:`cdclake.paths`): a plain path, a ``file:`` URI, or ``s3a://``,
 which delta-rs spells ``s3://``. On S3 the settings are those of cdclake's Spark sessions
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from cdclake.paths import has_scheme, is_local, local_path, s3_endpoint, to_uri
@@ -29,6 +30,8 @@ from cdclake.paths import has_scheme, is_local, local_path, s3_endpoint, to_uri
 if TYPE_CHECKING:
     import pyarrow as pa
     from deltalake import DeltaTable
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import DataType, StructType
 
 
 def storage_uri(location: str) -> str:
@@ -69,6 +72,105 @@ def open_table(location: str) -> DeltaTable | None:
         return DeltaTable(storage_uri(location), storage_options=storage_options(location))
     except TableNotFoundError:
         return None
+
+
+def appends_here(spark: SparkSession, location: str) -> bool:
+    """Whether :func:`append` writes at ``location`` for ``spark``'s batches: a local path of a
+    classic session, whose Python driver shares the JVM driver's disk (a Spark Connect client
+    does not). Elsewhere Spark appends, with the storage settings only its session has."""
+    return getattr(spark, "_jvm", None) is not None and is_local(location)
+
+
+def newest_txn(table: DeltaTable, tag: str, user_key: str, reach: int) -> int | None:
+    """The newest batch the idempotent write ``tag`` committed to ``table``: Delta's own
+    ``txn`` of ``tag``, or a newer one named in the ``userMetadata`` of one of the ``reach``
+    newest commits (``{user_key: tag, "version": n}``, as Spark's appends of an earlier cdclake
+    named theirs without a ``txn`` action). None when neither says."""
+    import json
+
+    found = table.transaction_version(tag)
+    for limit in (1, reach):  # a stream's own previous batch is the newest commit
+        for info in table.history(limit):
+            try:
+                doc = json.loads(info.get("userMetadata") or "null")
+            except ValueError:  # a user's own text
+                continue
+            if isinstance(doc, dict) and doc.get(user_key) == tag:
+                return max(int(doc["version"]), -1 if found is None else found)
+    return found
+
+
+def append(
+    location: str,
+    rows: list[dict[str, Any]],
+    schema: StructType,
+    user_metadata: str | None = None,
+    txn: tuple[str, int] | None = None,
+    table: DeltaTable | None = None,
+) -> None:
+    """Append ``rows`` (dicts of ``schema``'s Python values, as Spark's ``createDataFrame``
+    takes them) to the Delta table at ``location`` (``table``, when it is open already) in one
+    commit, creating it when it is not there; a column the table lacks is added.
+    ``user_metadata`` is the commit's ``userMetadata``; ``txn`` (app id, version) its
+    idempotent-write ``txn`` action, as Spark's ``txnAppId``/``txnVersion`` write it. No Spark
+    job: for a few rows already on the driver."""
+    import pyarrow as pa
+    from deltalake import CommitProperties, Transaction, write_deltalake
+
+    data = pa.Table.from_pylist([_utc(r) for r in rows], schema=arrow_schema(schema))
+    write_deltalake(
+        table if table is not None else storage_uri(location),
+        data,
+        mode="append",
+        schema_mode="merge",
+        commit_properties=CommitProperties(
+            custom_metadata=None if user_metadata is None else {"userMetadata": user_metadata},
+            app_transactions=[Transaction(*txn)] if txn else None,
+        ),
+    )
+
+
+def _utc(value: Any) -> Any:
+    """``value`` with every time in UTC: a time without a zone is local time, as PySpark reads
+    it (``createDataFrame``, and what ``collect`` returns)."""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC)
+    if isinstance(value, dict):
+        return {k: _utc(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_utc(v) for v in value]
+    return value
+
+
+def arrow_schema(schema: StructType) -> pa.Schema:
+    """``schema`` as Arrow types, every field nullable (as Delta keeps a table's columns)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in schema.fields])
+
+
+def arrow_type(kind: DataType) -> pa.DataType:
+    """The Arrow type delta-rs writes for a Spark type of cdclake's own tables."""
+    import pyarrow as pa
+    from pyspark.sql import types as T
+
+    simple = {
+        T.StringType: pa.string(),
+        T.LongType: pa.int64(),
+        T.IntegerType: pa.int32(),
+        T.DoubleType: pa.float64(),
+        T.BooleanType: pa.bool_(),
+        T.TimestampType: pa.timestamp("us", tz="UTC"),
+    }
+    if type(kind) in simple:
+        return simple[type(kind)]
+    if isinstance(kind, T.ArrayType):
+        return pa.list_(arrow_type(kind.elementType))
+    if isinstance(kind, T.MapType):
+        return pa.map_(arrow_type(kind.keyType), arrow_type(kind.valueType))
+    if isinstance(kind, T.StructType):
+        return pa.struct([pa.field(f.name, arrow_type(f.dataType)) for f in kind.fields])
+    raise TypeError(f"no Arrow type for {kind.simpleString()}")
 
 
 def read(location: str, columns: list[str]) -> pa.Table | None:

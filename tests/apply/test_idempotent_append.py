@@ -4,10 +4,13 @@ without the state reconstruction that Delta's ``txnAppId``/``txnVersion`` costs 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
+from delta.tables import DeltaTable
 from jobs import count_jobs
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import IntegerType, LongType, StructField, StructType, TimestampType
 
 from cdclake.apply.results import Txn
 from cdclake.apply.tables import TXN_KEY, commit_info
@@ -86,3 +89,52 @@ def test_an_append_whose_batch_the_log_names_reads_no_table_state(
 
     assert _stored(spark, path) == [0, 1, 2, 3, 4]
     assert with_txn >= ours + 2, (ours, with_txn)
+
+
+ROWS = StructType([StructField("n", LongType()), StructField("at", TimestampType())])
+INTS = StructType([StructField("n", IntegerType())])
+
+
+def _row(n: int) -> dict[str, object]:
+    return {"n": n, "at": datetime(2026, 11, 30, 12, 0, n, tzinfo=UTC)}
+
+
+def test_rows_from_the_driver_commit_without_a_spark_job_once_per_batch(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A batch's bookkeeping rows (``Txn.append_rows``) are committed by the driver (delta-rs)
+    on a local path: no Spark job, Delta's own ``txn`` action and cdclake's ``userMetadata``
+    in the commit, and a replay, in either writer, appends nothing."""
+    path = str(tmp_path / "log")
+    jobs, first = count_jobs(
+        spark, "rows-first", lambda: Txn(spark, "app", 3).append_rows([_row(1)], ROWS, path, "s")
+    )
+    jobs_next, nxt = count_jobs(
+        spark, "rows-next", lambda: Txn(spark, "app", 4).append_rows([_row(2)], ROWS, path, "s")
+    )
+    again = Txn(spark, "app", 4).append_rows([_row(2)], ROWS, path, "s")
+    spark_again = Txn(spark, "app", 4).append(_rows(spark, 2), path, "s")  # Spark's append
+
+    assert (jobs, jobs_next) == (0, 0)
+    assert (first, nxt, again, spark_again) == (True, True, False, False)
+    stored = spark.read.format("delta").load(path).orderBy("n").collect()
+    assert [(r["n"], r["at"].second) for r in stored] == [(1, 1), (2, 2)]
+    info = commit_info(spark, path, 1)
+    assert info["engineInfo"].startswith("delta-rs")
+    assert json.loads(info["userMetadata"]) == {TXN_KEY: "app/s", "version": 4}
+    txn = DeltaTable.forPath(spark, path).detail()  # Spark reads the table's log as its own
+    assert txn.first()["numFiles"] == 2
+
+
+def test_rows_after_spark_appended_the_batch_are_not_written_again(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A log whose newest batch an earlier cdclake appended with Spark (``userMetadata`` only,
+    no ``txn`` action after its first batch): the driver's commit finds it there."""
+    path = str(tmp_path / "log")
+    Txn(spark, "app", 1).append(_rows(spark, 1), path, "s")
+    Txn(spark, "app", 2).append(_rows(spark, 2), path, "s")  # userMetadata only
+
+    assert Txn(spark, "app", 2).append_rows([{"n": 2}], INTS, path, "s") is False
+    assert Txn(spark, "app", 3).append_rows([{"n": 3}], INTS, path, "s") is True
+    assert _stored(spark, path) == [1, 2, 3]

@@ -44,6 +44,7 @@ stays fresh; when its source goes silent it goes stale.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from pyspark.sql import Column, Row, SparkSession
@@ -95,13 +96,30 @@ BATCH_SCHEMA = StructType(
     ]
 )
 """The ``batch`` column: one Kafka micro-batch (see :mod:`cdclake.run.stream_metrics`)."""
-SCHEMA = (
-    "kind STRING, source_id STRING, `table` STRING, batch_id BIGINT, messages BIGINT, "
-    "heartbeats BIGINT, txn_markers BIGINT, last_message_ts TIMESTAMP, "
-    "last_heartbeat_ts TIMESTAMP, applied BIGINT, ignored BIGINT, last_position ARRAY<BIGINT>, "
-    "last_position_ts TIMESTAMP, key_columns ARRAY<STRING>, key_source STRING, last_ddl STRING, "
-    f"last_offset BIGINT, {BATCH} {BATCH_SCHEMA.simpleString()}"
+WRITTEN = StructType(
+    [
+        StructField("kind", StringType()),
+        StructField("source_id", StringType()),
+        StructField("table", StringType()),
+        StructField("batch_id", LongType()),
+        StructField("messages", LongType()),
+        StructField("heartbeats", LongType()),
+        StructField("txn_markers", LongType()),
+        StructField("last_message_ts", TimestampType()),
+        StructField("last_heartbeat_ts", TimestampType()),
+        StructField("applied", LongType()),
+        StructField("ignored", LongType()),
+        StructField("last_position", ArrayType(LongType())),
+        StructField("last_position_ts", TimestampType()),
+        StructField("key_columns", ArrayType(StringType())),
+        StructField("key_source", StringType()),
+        StructField("last_ddl", StringType()),
+        StructField("last_offset", LongType()),
+        StructField(BATCH, BATCH_SCHEMA),
+        StructField("recorded_at", TimestampType()),
+    ]
 )
+"""A row of ``_cdc_sources`` as written: :data:`SCHEMA` and when its batch was applied."""
 
 
 def source_id() -> Column:
@@ -156,17 +174,15 @@ def batch_row(record: dict[str, Any]) -> dict[str, Any]:
 
 def write(spark: SparkSession, target: Target, rows: list[dict[str, Any]], txn: Txn) -> None:
     """Append ``rows`` (see :func:`rows`, :func:`batch_row`) to ``<target>/_cdc_sources`` in one
-    commit, once however often the batch runs again."""
+    commit, once however often the batch runs again (:meth:`Txn.append_rows`: the driver
+    commits them itself where it can). A log written before a column was added
+    (``last_offset``) gains it."""
     if not rows:
         return
-    # a few rows per source, input and table: one file, not one per core
-    df = (
-        spark.createDataFrame(rows, SCHEMA)
-        .coalesce(1)
-        .withColumn("recorded_at", F.current_timestamp())
+    now = datetime.now(UTC)
+    txn.append_rows(
+        [{**r, "recorded_at": now} for r in rows], WRITTEN, target.system_path(SOURCES), "sources"
     )
-    # mergeSchema: a log written before a column was added (``last_offset``) gains it
-    txn.append(df, target.system_path(SOURCES), "sources", {"mergeSchema": "true"})
 
 
 def _source_row(r: Row, batch_id: int | None) -> dict[str, Any]:

@@ -4,10 +4,14 @@ module imports it, it imports none of them."""
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.types import StructType
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -144,6 +148,39 @@ class Txn:
             writer = writer.option("txnAppId", tag).option("txnVersion", str(self.version))
         writer.save(path)
         return True
+
+    def append_rows(
+        self, rows: list[dict[str, Any]], schema: StructType, path: str, step: str
+    ) -> bool:
+        """Append ``rows`` of ``schema`` (a few, on the driver) to the Delta table at ``path`` as
+        :meth:`append` does, a column the table lacks added; whether it appended.
+
+        On a local path of a classic session the driver commits them itself, with delta-rs
+        (:func:`cdclake.delta_rs.append`): no Spark job, a few milliseconds where Spark's append
+        of a few rows takes about half a second (a batch's bookkeeping). The commit carries the
+        same ``userMetadata`` and Delta's own ``txn`` action of the write, so either writer
+        finds a batch the other committed. Elsewhere, or if delta-rs cannot write the table (a
+        protocol feature it lacks), Spark appends them."""
+        from cdclake import delta_rs
+        from cdclake.apply.tables import TXN_KEY, TXN_REACH, txn_metadata
+        from cdclake.errors import one_line
+
+        if delta_rs.appends_here(self.spark, path):
+            tag = None if self.app_id is None else f"{self.app_id}/{step}"
+            txn = None if tag is None or self.version is None else (tag, self.version)
+            try:
+                table = delta_rs.open_table(path)
+                if txn is not None and table is not None:
+                    last = delta_rs.newest_txn(table, txn[0], TXN_KEY, TXN_REACH)
+                    if last is not None and last >= txn[1]:
+                        return False
+                meta = None if txn is None else txn_metadata(*txn)
+                delta_rs.append(path, rows, schema, meta, txn, table)
+                return True
+            except Exception as e:  # Spark's append below is the fallback
+                _log.warning("delta-rs cannot append to %s (%s); Spark does", path, one_line(e))
+        df = self.spark.createDataFrame(rows, schema).coalesce(1)  # a few rows: one file
+        return self.append(df, path, step, {"mergeSchema": "true"})
 
 
 class _TxnScope:
