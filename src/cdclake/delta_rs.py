@@ -100,6 +100,13 @@ def newest_txn(table: DeltaTable, tag: str, user_key: str, reach: int) -> int | 
     return found
 
 
+CHECKPOINT_INTERVAL = "delta.checkpointInterval"
+SPARK_CHECKPOINT_INTERVAL = "10"
+"""Spark's own default: a table :func:`append` writes declares it (once, when it did not), for
+delta-rs checkpoints every 100 commits by default, and every reader, Spark's too, would replay up
+to 100 commits of a log that gains one a batch."""
+
+
 def append(
     location: str,
     rows: list[dict[str, Any]],
@@ -118,11 +125,14 @@ def append(
     from deltalake import CommitProperties, Transaction, write_deltalake
 
     data = pa.Table.from_pylist([_utc(r) for r in rows], schema=arrow_schema(schema))
+    if table is not None and CHECKPOINT_INTERVAL not in properties(table):
+        table.alter.set_table_properties({CHECKPOINT_INTERVAL: SPARK_CHECKPOINT_INTERVAL})
     write_deltalake(
         table if table is not None else storage_uri(location),
         data,
         mode="append",
         schema_mode="merge",
+        configuration={CHECKPOINT_INTERVAL: SPARK_CHECKPOINT_INTERVAL},  # a new table's
         commit_properties=CommitProperties(
             custom_metadata=None if user_metadata is None else {"userMetadata": user_metadata},
             app_transactions=[Transaction(*txn)] if txn else None,

@@ -138,3 +138,21 @@ def test_rows_after_spark_appended_the_batch_are_not_written_again(
     assert Txn(spark, "app", 2).append_rows([{"n": 2}], INTS, path, "s") is False
     assert Txn(spark, "app", 3).append_rows([{"n": 3}], INTS, path, "s") is True
     assert _stored(spark, path) == [1, 2, 3]
+
+
+def test_the_driver_commits_keep_sparks_checkpoint_interval(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """delta-rs checkpoints every 100 commits by default; a log of one commit a batch declares
+    Spark's 10, so no reader replays more than 10 commits (a log Spark created gains it)."""
+    for start, path in ((None, tmp_path / "new"), (0, tmp_path / "spark")):
+        if start is not None:
+            spark.createDataFrame([(start,)], "n INT").write.format("delta").save(str(path))
+        for batch in range(1, 12):
+            Txn(spark, "app", batch).append_rows([{"n": batch}], INTS, str(path), "s")
+        log = path / "_delta_log"
+        assert sorted(p.name for p in log.glob("*.checkpoint.parquet")), f"no checkpoint in {log}"
+        props = {
+            r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES delta.`{path}`").collect()
+        }
+        assert props["delta.checkpointInterval"] == "10"

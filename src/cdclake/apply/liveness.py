@@ -119,7 +119,7 @@ WRITTEN = StructType(
         StructField("recorded_at", TimestampType()),
     ]
 )
-"""A row of ``_cdc_sources`` as written: :data:`SCHEMA` and when its batch was applied."""
+"""A row of ``_cdc_sources``: the columns above, and when its batch was applied."""
 
 
 def source_id() -> Column:
