@@ -14,22 +14,17 @@ bootstrap:
 demo: bootstrap
 	$(ENV) cdclake demo --target ./demo-output
 
-# Unit and e2e tests alike; the e2e fixtures start their own broker, S3 server (s3proxy) and
-# Spark standalone cluster on free ports. Two pytest-xdist workers, each with its own Spark
-# session: the tests with real services run one after another in two xdist groups, one worker
-# each ("services" and the kill -9 runs, "services-crash"; see tests/conftest.py), while the
-# unit tests share out over both.
+# Unit and e2e tests alike, set-up included (scripts/test.sh: it ends with the run's wall time);
+# the e2e fixtures start their own broker, S3 server (s3proxy) and Spark standalone cluster on
+# free ports. Two pytest-xdist workers, each with its own Spark session: the tests with real
+# services run one after another in two xdist groups, one worker each ("services" and the kill -9
+# runs, "services-crash"; see tests/conftest.py), while the unit tests share out over both.
 # tests/jvm_archive.py first records the classes a driver loads (once per JDK and Spark, in
 # $CDCLAKE_CACHE), so that each of the forty drivers the tests start maps them from that archive.
 # TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
-test: bootstrap
-	bash scripts/kafka.sh install
-	bash scripts/s3.sh install
-	bash scripts/chromium.sh
-	bash scripts/prometheus.sh
-	$(ENV) PYTHONPATH=src "$$VENV/bin/python" tests/jvm_archive.py
-	$(ENV) "$$VENV/bin/python" -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=25 --junitxml=test-times.xml tests
+test:
+	TEST_WORKERS=$(TEST_WORKERS) bash scripts/test.sh
 
 # Both checks run even when the first fails, so one run shows every problem.
 lint: bootstrap

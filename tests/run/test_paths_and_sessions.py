@@ -106,8 +106,13 @@ def test_a_column_function_takes_two_py4j_round_trips_in_cdclakes_sessions(
 ) -> None:
     """cdclake's sessions do not send each call's Python call site to the JVM: ``F.col`` is
     one py4j call for its JVM function and one for the column, not about a dozen."""
+    from pyspark.errors import utils as errors_utils
     from pyspark.sql import functions as F
 
+    # PySpark reads the setting once per process, from the session active at its first column
+    # call, and keeps it: read it again here from this one (a case that ran earlier in this
+    # worker may have made that first call under a session of its own)
+    monkeypatch.setattr(errors_utils, "_enable_debugging_cache", None)
     client = spark.sparkContext._gateway._gateway_client  # type: ignore[union-attr]
     sent: list[str] = []
     send = client.send_command
@@ -119,6 +124,6 @@ def test_a_column_function_takes_two_py4j_round_trips_in_cdclakes_sessions(
     F.col("warm-up")
     monkeypatch.setattr(client, "send_command", counting)
     F.col("x")
-    monkeypatch.undo()
+    monkeypatch.setattr(client, "send_command", send)
     assert len(sent) <= 3, sent
     assert _spark.session_settings()["spark.python.sql.dataFrameDebugging.enabled"] == "false"
