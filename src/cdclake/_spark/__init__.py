@@ -179,6 +179,11 @@ def session_settings(shuffle_partitions: int = 4) -> dict[str, str]:
         # Delta rebuilds table state with this many tasks each time it loads a snapshot; the
         # default 50 makes every small MERGE pay for 50 tasks (see bench/README.md).
         "spark.databricks.delta.snapshotPartitions": str(max(2, shuffle_partitions)),
+        # Delta checks every commit's incrementally computed file list against a full rebuild of
+        # the table's state when the JVM's or the session's time zone is not UTC (a check of
+        # its own code, "forceOnNonUTC"): three Spark jobs and ~0.6 s more per commit of a small
+        # batch on a machine set to Asia/Shanghai (python -m bench.steady --kafka, TZ set)
+        "spark.databricks.delta.allFilesInCrc.verificationMode.forceOnNonUTC.enabled": "false",
         # Delta's VACUUM lists a table's folders with this many tasks: Spark's default 10,000
         # made `cdclake maintain` take 20 s per table of a few files on 2 cores (2 s with 16)
         "spark.sql.sources.parallelPartitionDiscovery.parallelism": str(

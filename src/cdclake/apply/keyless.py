@@ -113,9 +113,10 @@ def _events_seen(
     events = events.withColumn(
         "_redelivered", (F.col("op") != Op.READ) & (F.row_number().over(w_dup) > 1)
     )
-    # both read as of now (see tables.pinned): this batch's MERGE into each must not re-plan ``ev``
+    # both read as of now (see tables.log_rows): this batch's MERGE into each must not re-plan
+    # ``ev``
     stored = (
-        tbl.pinned(spark, path)
+        tbl.log_rows(spark, path)
         .groupBy(F.col(HASH_COL).alias("h"))
         .agg(F.count(F.lit(1)).alias("c"), F.max(POSITION_COL).alias("p"))
     )
@@ -127,7 +128,7 @@ def _events_seen(
         ]
     )
     tbl.ensure_table(spark, tomb_path, tomb_schema)
-    tombs = tbl.pinned(spark, tomb_path).select("h", F.col(POSITION_COL).alias("tp"))
+    tombs = tbl.log_rows(spark, tomb_path).select("h", F.col(POSITION_COL).alias("tp"))
     ev = events.join(stored, "h", "left").join(tombs, "h", "left")
     seen = F.greatest(F.col("p"), F.col("tp"))
     return ev.withColumn(

@@ -278,8 +278,7 @@ def prune_tombstones(spark: SparkSession, path: str, table_path: str) -> int:
 def tombstone_positions(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame:
     """The newest delete position of each key in a tombstone log (``_t0.._tn``, ``_tomb``)."""
     return (
-        spark.read.format("delta")
-        .load(path)
+        tbl.log_rows(spark, path)
         .groupBy(*[F.col(tbl.quote(k)).alias(f"_t{i}") for i, k in enumerate(keys)])
         .agg(F.max(POSITION_COL).alias("_tomb"))
     )

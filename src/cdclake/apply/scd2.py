@@ -319,7 +319,7 @@ def apply_history(
     position_type = rows.schema["position"].dataType
     log_schema = StructType([*row_struct.fields, *_log_fields(position_type)])
     synced = tbl.sync_table(spark, table.log_path, log_schema, None, dict(defaults))
-    prior = tbl.pinned(spark, table.log_path)
+    prior = tbl.log_rows(spark, table.log_path)
     stored = spark.read.format("delta").load(table.path)
     columns = [c for c in prior.columns if c in set(tbl.data_column_names(stored.schema))]
     before, after = (None, None) if synced.created else _watermark(spark, table, prior, options)
