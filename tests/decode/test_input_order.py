@@ -209,3 +209,33 @@ def test_same_second_canal_changes_across_files_in_a_file_stream(
     result = run_stream(spark, config)
     assert (result.quarantined, result.ignored) == (0, 0)
     assert _value_of_key_1(spark, tmp_path / "lake") == [("c",)]
+
+
+FACTORY = "spark.sql.codegen.factoryMode"
+
+
+def test_the_generated_code_of_a_batch_does_not_depend_on_its_epoch(spark: SparkSession) -> None:
+    """Pins a stream's batches compiling their decode again: Spark writes a number literal into
+    the code it generates, and the epoch (each batch's own) was one, so every batch's decode was
+    new code to compile (~0.4 s of executor time a small batch). Passed as an array, it is a
+    reference of the generated class, and a batch reuses the class of the one before."""
+    from pyspark.sql import functions as F
+
+    from cdclake.sources import input_order
+
+    def code(epoch: int) -> str:
+        df = spark.range(3).select(
+            input_order(epoch, F.lit(0), F.col("id")).alias("order"), F.col("id")
+        )
+        stages = df._jdf.queryExecution().debug().codegenToSeq()  # (plan, code) per stage
+        return "".join(str(stages.apply(i)._2()) for i in range(stages.size()))
+
+    tests = {k: spark.conf.get(k) for k in ("spark.sql.codegen.wholeStage", FACTORY)}
+    spark.conf.set("spark.sql.codegen.wholeStage", "true")  # the tests' settings turn it off
+    spark.conf.set(FACTORY, "FALLBACK")
+    try:
+        first, second = code(1_700_000_000_000), code(1_700_000_001_000)
+    finally:
+        for key, value in tests.items():
+            spark.conf.set(key, value)
+    assert first and "1700000000000" not in first and first == second

@@ -176,9 +176,18 @@ def session_settings(shuffle_partitions: int = 4) -> dict[str, str]:
         # 1.1-1.4 ms, 0.2-0.5 ms without). cdclake builds its plans from thousands of such calls
         # and reports its own errors in one line.
         "spark.python.sql.dataFrameDebugging.enabled": "false",
-        # Delta rebuilds table state with this many tasks each time it loads a snapshot; the
-        # default 50 makes every small MERGE pay for 50 tasks (see bench/README.md).
-        "spark.databricks.delta.snapshotPartitions": str(max(2, shuffle_partitions)),
+        # Delta rebuilds a table's state (its file list) with this many tasks for every new
+        # version it reads, which each batch's MERGE does: the default 50 made every small MERGE
+        # pay for 50 tasks, and one task is the quickest for the logs cdclake keeps (compacted,
+        # a checkpoint every ten commits): a steady 300-event batch took 3.2-3.3 s with 1, 3.5-3.6
+        # with 2, 3.8-3.9 with 4 (bench/README.md, issue 36). A table of hundreds of thousands of
+        # files replays its log faster in more: --conf spark.databricks.delta.snapshotPartitions
+        "spark.databricks.delta.snapshotPartitions": "1",
+        # Spark keeps the classes it compiled for a plan's expressions in a cache of 100; one
+        # batch of cdclake's (decode, summary, MERGE, bookkeeping) compiles about 100, so each
+        # batch of a stream evicted the last one's and compiled them all again: a steady
+        # 300-event batch took 3.0-3.4 s with 100, 2.4 s with 1000 (bench/README.md, issue 36)
+        "spark.sql.codegen.cache.maxEntries": "1000",
         # Delta checks every commit's incrementally computed file list against a full rebuild of
         # the table's state when the JVM's or the session's time zone is not UTC (a check of
         # its own code, "forceOnNonUTC"): three Spark jobs and ~0.6 s more per commit of a small
