@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
+from cdclake import paths
 from cdclake.config import KafkaSource
 from cdclake.errors import ConfigError
 
@@ -78,9 +79,34 @@ def start(
     """Start ``stream`` with ``each`` per micro-batch on ``checkpoint``: with ``available_now``
     until what the source holds now is done, else every ``trigger_interval`` (None: each batch
     as soon as the previous one ends)."""
+    clear_a_killed_first_batch(stream.sparkSession, checkpoint)
     writer = stream.writeStream.foreachBatch(each).option("checkpointLocation", checkpoint)
     if available_now:
         writer = writer.trigger(availableNow=True)
     elif trigger_interval is not None:
         writer = writer.trigger(processingTime=trigger_interval)
     return writer.start()
+
+
+def clear_a_killed_first_batch(spark: SparkSession, checkpoint: str) -> list[str]:
+    """Remove what a process killed while Spark wrote a query's first offsets left behind.
+
+    Spark writes ``offsets/0`` as a hidden temporary file (``.0.<uuid>.tmp``, and its ``.crc``
+    on a checksummed file system) renamed into place; a kill -9 before the rename leaves the
+    temporary file, and Spark then refuses the checkpoint for good: a query with no batch yet
+    must find ``offsets`` empty (``STATE_STORE_CHECKPOINT_LOCATION_NOT_EMPTY``). Nothing of a
+    batch was written at that point, so the hidden files go; a folder holding any batch, or any
+    other file, is left as it is for Spark to judge. The removed files' names are returned."""
+    if getattr(spark, "_jvm", None) is None:  # Spark Connect: the server owns the checkpoint
+        return []
+    folder = paths.join(checkpoint, "offsets")
+    fs, path = paths._fs(spark, folder)
+    if not fs.exists(path):
+        return []
+    entries = list(fs.listStatus(path))
+    names = [str(e.getPath().getName()) for e in entries]
+    if not names or not all(n.startswith(".") and (".tmp" in n) for n in names):
+        return []
+    for entry in entries:
+        fs.delete(entry.getPath(), False)
+    return sorted(names)
