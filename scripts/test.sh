@@ -18,7 +18,7 @@ suite() {
   # shellcheck source=scripts/env.sh
   source scripts/env.sh
   PYTHONPATH=src "$VENV/bin/python" tests/jvm_archive.py
-  "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadgroup --no-loadscope-reorder --durations=25 \
+  "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadgroup --durations=25 \
     --junitxml=test-times.xml tests
 }
 

@@ -77,12 +77,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # fixture (test_convert_pairs' sixteen conversions, 125 s) was built once per worker
         group = OWN_GROUP.get(parts[-1], "services") if parts[0] in SERVICES else "/".join(parts)
         item._id = coerce_node_id(f"{item.nodeid}@{group}")
-    # The two service groups first, one on each worker, and the modules after them in collection
-    # order (scripts/test.sh turns off xdist's own order, by the number of cases in a group): a
-    # group is handed out whole as a worker frees up, and ordered by count the "services-crash"
-    # group (9 cases, about 14 minutes) started about 16 minutes into a run and was its last 14
-    # (pytest 30:35; the same cases' times scheduled this way: 29:00, as an even split would be)
-    items.sort(key=lambda item: "@services" not in str(item.nodeid))
 
 
 @pytest.fixture(scope="session")
