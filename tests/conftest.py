@@ -40,26 +40,20 @@ def tiny_data_settings() -> dict[str, str]:
 
 
 SERVICES = ("conformance", "e2e")
-# The kill -9 runs take half of the services' time (twelve driver JVMs one after another): they
-# get a group of their own, so that the two halves run on the two workers side by side; the
-# Prometheus case (about 4 minutes) joins them to even the halves out.
-OWN_GROUP = {
-    "test_streaming_crash.py": "services-crash",
-    "test_prometheus.py": "services-crash",
-    # the fuzz cases (about 5 minutes) move to this group to even the two halves out: in a run
-    # of 40:50 the "services" group took about 29 minutes and this one 19
-    "test_fuzz.py": "services-crash",
-    # the metastore case (about 100 s: a cdclake run and Spark's Thrift server) goes with them too
-    "test_metastore.py": "services-crash",
-    # the consistent-mode case (a Debezium worker of its own, two runs) likewise
-    "test_consistent.py": "services-crash",
-}
+"""The folders whose cases use real services: one group, run on one worker, one case at a time.
+
+The group takes about 29 minutes, the other modules as long on the other worker. It was split in
+two (the kill -9, Prometheus, fuzz, metastore and consistent-mode cases apart) when it took an
+hour; the halves ran one after the other all the same (xdist hands out the group of more cases
+first), and side by side they were slower: their cases took 7-33 % longer beside each other than
+beside the unit modules, whose worker leaves part of a core idle (pytest 32:47 against 30:35).
+One group also starts the broker and services its cases share once, not once per half."""
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under pytest-xdist (``--dist loadgroup``) the cases with real services run in two groups,
-    one worker each, and every other module's cases on one worker.
+    """Under pytest-xdist (``--dist loadgroup``) the cases with real services run in one group
+    (:data:`SERVICES`), and every other module's cases on one worker.
 
     They start brokers, databases, a cluster and CLI JVMs of their own; one at a time per worker
     keeps them within the machine while the unit tests share out over the workers. This is what
@@ -75,7 +69,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         parts = item.path.relative_to(TESTS).parts
         # any other module's cases on one worker, as ``--dist loadfile`` would: a module-scoped
         # fixture (test_convert_pairs' sixteen conversions, 125 s) was built once per worker
-        group = OWN_GROUP.get(parts[-1], "services") if parts[0] in SERVICES else "/".join(parts)
+        group = "services" if parts[0] in SERVICES else "/".join(parts)
         item._id = coerce_node_id(f"{item.nodeid}@{group}")
 
 
