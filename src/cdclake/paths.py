@@ -95,6 +95,15 @@ def read_text(spark: SparkSession, location: str) -> str | None:
         stream.close()
 
 
+def entry_names(spark: SparkSession, location: str) -> list[str] | None:
+    """The names of everything in a folder, hidden files included, in name order; None when
+    nothing is there (a local file system's checksum files stay hidden, as Hadoop lists it)."""
+    fs, path = _fs(spark, location)
+    if not fs.exists(path):
+        return None
+    return sorted(str(s.getPath().getName()) for s in fs.listStatus(path))
+
+
 def list_visible_files(spark: SparkSession, location: str) -> list[str] | None:
     """The files of a folder (not starting with ``.`` or ``_``) in name order; ``[location]``
     for a file; None when nothing is there."""

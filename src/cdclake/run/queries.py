@@ -100,13 +100,9 @@ def clear_a_killed_first_batch(spark: SparkSession, checkpoint: str) -> list[str
     if getattr(spark, "_jvm", None) is None:  # Spark Connect: the server owns the checkpoint
         return []
     folder = paths.join(checkpoint, "offsets")
-    fs, path = paths._fs(spark, folder)
-    if not fs.exists(path):
+    names = paths.entry_names(spark, folder)
+    if not names or not all(n.startswith(".") and ".tmp" in n for n in names):
         return []
-    entries = list(fs.listStatus(path))
-    names = [str(e.getPath().getName()) for e in entries]
-    if not names or not all(n.startswith(".") and (".tmp" in n) for n in names):
-        return []
-    for entry in entries:
-        fs.delete(entry.getPath(), False)
-    return sorted(names)
+    for name in names:
+        paths.delete(spark, paths.join(folder, name))
+    return names
