@@ -1,6 +1,7 @@
 """Delta tables without a JVM: delta-rs (the ``deltalake`` package), for the commands that only
 read (``cdclake status``, ``quarantine list``, ``report``), and for the few rows of cdclake's own
-bookkeeping a batch appends on the driver (:func:`append`). Spark writes every other table.
+bookkeeping and the few tombstones a batch appends on the driver (:func:`append`). Spark writes
+every other table.
 
 Locations are cdclake's (:mod:`cdclake.paths`): a plain path, a ``file:`` URI, or ``s3a://``,
 which delta-rs spells ``s3://``. On S3 the settings are those of cdclake's Spark sessions
@@ -20,11 +21,12 @@ through ``to_pyarrow_table()``).
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from cdclake.paths import has_scheme, is_local, local_path, s3_endpoint, to_uri
 
@@ -87,7 +89,6 @@ def newest_txn(table: DeltaTable, tag: str, user_key: str, reach: int) -> int | 
     ``txn`` of ``tag``, or a newer one named in the ``userMetadata`` of one of the ``reach``
     newest commits (``{user_key: tag, "version": n}``, as Spark's appends of an earlier cdclake
     named theirs without a ``txn`` action). None when neither says."""
-    import json
 
     found = table.transaction_version(tag)
     for limit in (1, reach):  # a stream's own previous batch is the newest commit
@@ -109,6 +110,24 @@ class LiveFiles:
     version: int
     schema_json: str  # Delta's schema string: Spark's ``StructType.json()``
     paths: list[str]
+
+
+def plain_schema(location: str) -> StructType | Literal[False] | None:
+    """The Spark schema of the Delta table at ``location`` as delta-rs reads its log, None when
+    there is no table there, False when its columns are not stored under their names (column
+    mapping) or delta-rs cannot read the log: what :func:`append` may write to."""
+    from pyspark.sql.types import StructType
+
+    try:
+        table = open_table(location)
+        if table is None:
+            return None
+        mode = table.metadata().configuration.get("delta.columnMapping.mode", "none")
+        if mode not in ("none", None):
+            return False
+        return StructType.fromJson(json.loads(table.schema().to_json()))
+    except Exception:  # a protocol or a log delta-rs does not read
+        return False
 
 
 def live_files(location: str) -> LiveFiles | None:
@@ -208,9 +227,16 @@ def arrow_type(kind: DataType) -> pa.DataType:
         T.DoubleType: pa.float64(),
         T.BooleanType: pa.bool_(),
         T.TimestampType: pa.timestamp("us", tz="UTC"),
+        T.ShortType: pa.int16(),
+        T.ByteType: pa.int8(),
+        T.FloatType: pa.float32(),
+        T.DateType: pa.date32(),
+        T.BinaryType: pa.binary(),
     }
     if type(kind) in simple:
         return simple[type(kind)]
+    if isinstance(kind, T.DecimalType):
+        return pa.decimal128(kind.precision, kind.scale)
     if isinstance(kind, T.ArrayType):
         return pa.list_(arrow_type(kind.elementType))
     if isinstance(kind, T.MapType):

@@ -20,6 +20,7 @@ Tables without a key keep one physical row per live source row, duplicates inclu
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
@@ -173,6 +174,32 @@ def _key_match(keys: Sequence[str], left: str, right: str) -> str:
     return " AND ".join(f"{left}.{tbl.quote(k)} <=> {right}.`_k{i}`" for i, k in enumerate(keys))
 
 
+TOMBSTONES_ON_DRIVER = 10_000
+"""A batch's tombstones, when it can have at most this many (its deletes and its updates with a
+before image, which the batch summary counts), are collected and committed by the driver with
+delta-rs on a local path (:meth:`Txn.append_rows`): a key and a position each, well under a
+megabyte. A Spark append of a few rows is a write job and its planning, about 0.7 s of a steady
+micro-batch with deletes (issue 36); more tombstones than this, object storage and Spark Connect
+are appended by Spark."""
+
+_DRIVER_KEY_TYPES = (
+    "string",
+    "long",
+    "integer",
+    "short",
+    "byte",
+    "boolean",
+    "double",
+    "float",
+    "decimal",
+    "date",
+    "binary",
+    "timestamp",
+)
+"""The key types whose values the driver's append writes exactly as Spark would (a time
+without a zone, ``timestamp_ntz``, or a nested key goes through Spark)."""
+
+
 def record_tombstones(
     spark: SparkSession,
     target: tbl.Target,
@@ -181,6 +208,7 @@ def record_tombstones(
     keys: Sequence[str],
     key_types: StructType,
     txn: Txn,
+    at_most: int | None = None,
 ) -> None:
     """Append ``(key, position, deleted_at)`` of this batch's deletes to the table's tombstone
     log (``deleted_at``: now, what ``cdclake maintain --tombstone-retention`` ages).
@@ -188,15 +216,19 @@ def record_tombstones(
     The log is append-only: a key deleted again gets a second row, and readers take the newest
     position per key (:func:`tombstone_positions`). An append is one write and one commit,
     where keeping one row per key took a MERGE (about ten Spark jobs) in every batch with a
-    delete.
+    delete. ``at_most``: how many tombstones the batch can hold at most (None: unknown); up to
+    :data:`TOMBSTONES_ON_DRIVER` the driver commits them itself.
     """
     path = target.tombstone_path(table)
     deletes = source.filter(F.col("_kind") == DELETE)
-    types = [f.dataType for f in key_types]
     position_type = source.schema["position"].dataType
+    schema = StructType([*key_types.fields, *tbl.meta_fields(position_type)[:1], DELETED_FIELD])
+    on_driver = at_most is not None and at_most <= TOMBSTONES_ON_DRIVER
+    if on_driver and _append_on_driver(spark, path, deletes, keys, schema, txn):
+        return
     exists = DeltaTable.isDeltaTable(spark, path)
+    types = [f.dataType for f in key_types]
     if exists:  # a log written before tombstones had a time gains the column (older rows null)
-        schema = StructType([*key_types.fields, *tbl.meta_fields(position_type)[:1], DELETED_FIELD])
         log = tbl.ensure_table(spark, path, schema).toDF().schema
         stored = {f.name.lower(): f.dataType for f in log}  # the log's types: a blind append
         types = [stored[k.lower()] for k in keys]
@@ -211,6 +243,45 @@ def record_tombstones(
     else:  # a key Delta takes only with column mapping, set when the log is created
         with txn("tombstones"):
             tbl.create_with_rows(rows, path, rows.schema)
+
+
+def _append_on_driver(
+    spark: SparkSession,
+    path: str,
+    deletes: DataFrame,
+    keys: Sequence[str],
+    schema: StructType,
+    txn: Txn,
+) -> bool:
+    """The tombstones of ``deletes`` collected and appended to the log at ``path`` by the
+    driver (:data:`TOMBSTONES_ON_DRIVER`), in the log's own types; False when this is not the
+    place for it (not a local path of a classic session, a key type or a log the driver's append
+    does not write as Spark does), and Spark appends them."""
+    from cdclake import delta_rs
+
+    if not delta_rs.appends_here(spark, path) or needs_column_mapping(schema):
+        return False
+    stored = delta_rs.plain_schema(path)
+    if stored is False:  # column mapping, or a log delta-rs cannot read
+        return False
+    if stored is not None:
+        by_name = {f.name.lower(): f for f in stored.fields}
+        if any(f.name.lower() not in by_name for f in schema.fields[:-1]):
+            return False  # not a log of these keys: Spark's append says what is wrong
+        schema = StructType(
+            [by_name.get(f.name.lower(), f) for f in schema.fields]  # the log's types
+        )
+    if any(f.dataType.typeName() not in _DRIVER_KEY_TYPES for f in schema.fields[: len(keys)]):
+        return False
+    names = [f.name for f in schema.fields]
+    rows = deletes.select(
+        *[F.col(f"_k{i}").cast(schema.fields[i].dataType).alias(k) for i, k in enumerate(keys)],
+        F.col("position").cast(schema[POSITION_COL].dataType).alias(POSITION_COL),
+    ).collect()
+    now = datetime.now(UTC)
+    records = [{**dict(zip(names, r, strict=False)), DELETED_AT: now} for r in rows]
+    txn.append_rows(records, schema, path, "tombstones")
+    return True
 
 
 def prune_tombstones(spark: SparkSession, path: str, table_path: str) -> int:
@@ -322,7 +393,9 @@ def apply_keyed(
         tomb_path = target.tombstone_path(table)
         had_tombstones = DeltaTable.isDeltaTable(spark, tomb_path)
         if deletes:
-            record_tombstones(spark, target, table, source, keys, key_types, txn)
+            record_tombstones(
+                spark, target, table, source, keys, key_types, txn, stats.deletes + stats.befores
+            )
         joined = _with_tombstones(spark, source, keys, tomb_path if had_tombstones else None)
         if empty:
             # the table is new, so it holds exactly the live rows
