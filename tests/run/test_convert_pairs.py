@@ -18,11 +18,13 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import reduce
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from cdclake import formats, sources
 from cdclake.decode import release
@@ -305,27 +307,38 @@ Converted = tuple[list[str], dict[str, int]]
 
 
 def _converted(spark: SparkSession, source: str, lines: list[str]) -> dict[str, Converted]:
-    """The source decoded once and encoded into each other format (one job per format)."""
+    """The source decoded once and encoded into each other format, the three in one job."""
     epoch = sources.epoch_now()
     raw = sources.raw_from_lines(spark, lines, f"{source}.jsonl", epoch)
     changes = produce.decode_input(raw, source).persist()
     try:
         options = EncodeOptions(connector=None, epoch=epoch)
-        return {
-            target: _encoded(changes, target, options) for target in FORMATS if target != source
-        }
+        targets = [target for target in FORMATS if target != source]
+        parts = [_encoded(changes, target, options) for target in targets]
+        rows = reduce(DataFrame.unionByName, parts).collect()
+        return {target: _lines_and_counts(rows, target) for target in targets}
     finally:
         changes.unpersist()
         release(changes)
 
 
-def _encoded(changes: DataFrame, target: str, options: EncodeOptions) -> Converted:
+def _encoded(changes: DataFrame, target: str, options: EncodeOptions) -> DataFrame:
+    """What the encoder of ``target`` writes for ``changes``: each message's line and where it
+    goes, or why it is skipped or quarantined."""
     messages = produce.encode(changes, target, options)
-    rows = messages.select("*", produce.record_line(messages).alias("line")).collect()
+    return messages.select(
+        F.lit(target).alias("target"),
+        *("table", "position", "part", "error", "skipped"),
+        produce.record_line(messages).alias("line"),
+    )
+
+
+def _lines_and_counts(rows: list[Any], target: str) -> Converted:
+    mine = [r for r in rows if r["target"] == target]
     kinds = [
-        "quarantined" if r["error"] else "skipped" if r["skipped"] else "messages" for r in rows
+        "quarantined" if r["error"] else "skipped" if r["skipped"] else "messages" for r in mine
     ]
-    good = [r for r, kind in zip(rows, kinds, strict=True) if kind == "messages"]
+    good = [r for r, kind in zip(mine, kinds, strict=True) if kind == "messages"]
     # Spark's write order, (table, position, part) ascending with nulls first
     good.sort(
         key=lambda r: (r["table"] or "", r["position"] is not None, r["position"] or [], r["part"])
@@ -435,7 +448,8 @@ def test_sequence_reads_back_in_order_across_batches(spark: SparkSession, target
         if b == 0:
             changes[2].after = changes[1].after  # the event of changes[1] delivered again
         options = EncodeOptions(connector=connector, epoch=1_765_432_100_000 + 1000 * b)  # type: ignore[arg-type]
-        lines += _encoded(changes_df(spark, changes, {"shop.items": schema}), fmt, options)[0]
+        encoded = _encoded(changes_df(spark, changes, {"shop.items": schema}), fmt, options)
+        lines += _lines_and_counts(encoded.collect(), fmt)[0]
     decoded = produce.decode_input(sources.raw_from_lines(spark, lines, "seq.jsonl"), fmt)
     rows = decoded.filter("op = 'insert'").orderBy("lineage.offset").collect()
     release(decoded)
