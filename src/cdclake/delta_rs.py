@@ -122,12 +122,19 @@ def plain_schema(location: str) -> StructType | Literal[False] | None:
         table = open_table(location)
         if table is None:
             return None
-        mode = table.metadata().configuration.get("delta.columnMapping.mode", "none")
-        if mode not in ("none", None):
+        if _column_mapped(table):
             return False
         return StructType.fromJson(json.loads(table.schema().to_json()))
     except Exception:  # a protocol or a log delta-rs does not read
         return False
+
+
+def _column_mapped(table: DeltaTable) -> bool:
+    """Whether the table's files store its columns under other names (column mapping)."""
+    return table.metadata().configuration.get("delta.columnMapping.mode", "none") not in (
+        "none",
+        None,
+    )
 
 
 def live_files(location: str) -> LiveFiles | None:
@@ -143,10 +150,7 @@ def live_files(location: str) -> LiveFiles | None:
         table = open_table(location)
         if table is None:
             return None
-        meta = table.metadata()
-        if meta.partition_columns or meta.configuration.get(
-            "delta.columnMapping.mode", "none"
-        ) not in ("none", None):
+        if table.metadata().partition_columns or _column_mapped(table):
             return None
         vectors = "deletionVectors" in (table.protocol().reader_features or [])
         if vectors and _arrow(table.deletion_vectors()).num_rows:  # rows a file does not hold

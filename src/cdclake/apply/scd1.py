@@ -259,7 +259,12 @@ def _append_on_driver(
     does not write as Spark does), and Spark appends them."""
     from cdclake import delta_rs
 
+    def writable(fields: Sequence[StructField]) -> bool:
+        return all(f.dataType.typeName() in _DRIVER_KEY_TYPES for f in fields[: len(keys)])
+
     if not delta_rs.appends_here(spark, path) or needs_column_mapping(schema):
+        return False
+    if not writable(schema.fields):  # decided before the log is opened
         return False
     stored = delta_rs.plain_schema(path)
     if stored is False:  # column mapping, or a log delta-rs cannot read
@@ -268,11 +273,10 @@ def _append_on_driver(
         by_name = {f.name.lower(): f for f in stored.fields}
         if any(f.name.lower() not in by_name for f in schema.fields[:-1]):
             return False  # not a log of these keys: Spark's append says what is wrong
-        schema = StructType(
-            [by_name.get(f.name.lower(), f) for f in schema.fields]  # the log's types
-        )
-    if any(f.dataType.typeName() not in _DRIVER_KEY_TYPES for f in schema.fields[: len(keys)]):
-        return False
+        # the log's own types (and its deleted_at, when an older log lacks it: added)
+        schema = StructType([by_name.get(f.name.lower(), f) for f in schema.fields])
+        if not writable(schema.fields):
+            return False
     names = [f.name for f in schema.fields]
     rows = deletes.select(
         *[F.col(f"_k{i}").cast(schema.fields[i].dataType).alias(k) for i, k in enumerate(keys)],
