@@ -6,6 +6,7 @@ import gc
 from pathlib import Path
 
 import pytest
+from py4j.protocol import MEMORY_COMMAND_NAME
 from pyspark.sql import SparkSession
 
 from cdclake import _spark, paths
@@ -119,11 +120,10 @@ def test_a_column_function_takes_two_py4j_round_trips_in_cdclakes_sessions(
     send = client.send_command
 
     def counting(command: str, *args: object, **kwargs: object) -> object:
-        kind = command.split("\n", 1)[0]
-        # "m": py4j releasing a JVM object whose Python proxy was garbage-collected, objects of
-        # earlier cases included: not a part of the call (it made the count depend on the order)
-        if kind != "m":
-            sent.append(kind)
+        # py4j releasing JVM objects whose Python proxies were garbage-collected, those of earlier
+        # cases included, is not a part of the call (it made the count depend on the order)
+        if not command.startswith(MEMORY_COMMAND_NAME):
+            sent.append(command.split("\n", 1)[0])
         return send(command, *args, **kwargs)
 
     F.col("warm-up")
