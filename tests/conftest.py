@@ -138,6 +138,11 @@ class Lake:
         df = self.spark.read.format("delta").load(str(self.root / "_cdc_quarantine"))
         return sorted((r["lineage"]["offset"], r["reason"]) for r in df.collect())
 
+    def quarantined_raw(self) -> dict[object, str | None]:
+        """Line number -> the message the quarantine keeps for it."""
+        df = self.spark.read.format("delta").load(str(self.root / "_cdc_quarantine"))
+        return {r["lineage"]["offset"]: r["raw"] for r in df.collect()}
+
 
 @pytest.fixture
 def lake(spark: SparkSession, tmp_path: Path) -> Lake:

@@ -28,7 +28,11 @@ column          type                            meaning
                                                 offset): the tie-breaker only within a batch
 ``source_ts``   timestamp                       when the change happened in the source
 ``lineage``     struct<source,partition,offset> where the message came from (same as ``seq``)
-``raw``         string                          the message as read (kept for quarantine)
+``raw``         string                          the message as read, for the quarantine;
+                                                ``decode`` keeps it only where the envelope
+                                                failed: a change that fails its typing finds it
+                                                again by lineage when apply quarantines it
+                                                (``cdclake.decode.with_records``)
 ``key``         string                          the Kafka record's key as read (kept for
                                                 quarantine); null for a file's line, whose
                                                 ``raw`` holds it

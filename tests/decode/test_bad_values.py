@@ -48,6 +48,7 @@ def test_bad_typed_value_into_an_existing_table(lake: Any, fmt: str) -> None:
     assert line == 2
     assert reason.startswith("column id: value 'not-a-number' does not fit ")
     assert reason.split(" does not fit ")[1].split()[0] in ("int", "int(11)", "bigint", "LONG")
+    assert lake.quarantined_raw() == {2: lines[1]}  # read again: the batch's cache had none
 
 
 @pytest.mark.parametrize("fmt", ["debezium", "canal", "dataworks"])
@@ -122,4 +123,57 @@ def test_a_column_added_by_ddl_types_the_rows_after_it(lake: Any) -> None:
     _reconciles(r)
     [(line, reason)] = lake.quarantine()
     assert (line, reason) == (3, "column born: value '2020-02-30' does not fit date")
+    assert lake.quarantined_raw() == {
+        3: msgs.canal(11, {**MORE[1], "born": "2020-02-30"}, mysql=mysql)
+    }
     assert lake.rows(msgs.TABLES["canal"], "id", "born")[2:] == [(3, date(2020, 1, 2))]
+
+
+def test_every_bad_message_is_quarantined_whole_whichever_step_rejects_it(
+    lake: Any, spark: Any
+) -> None:
+    """The decode's cache keeps a message's text only where its envelope failed (not valid
+    JSON); a change that fails its typing (a value, a key column the row lacks) is quarantined
+    with its message read again by lineage, through the runner and through the Python API."""
+    from cdclake.apply.batch import apply_changes
+    from cdclake.apply.tables import Target
+    from cdclake.decode import decode
+    from cdclake.sources import raw_from_lines
+
+    lake.apply(_first_batch(lake, "debezium"))
+    build = msgs.BUILDERS["debezium"]
+    lines = [
+        build(10, MORE[0]),
+        '{"payload": {"op": "c", "after": ',
+        build(11, BAD),
+        msgs.debezium(12, MORE[1], key={"nope": 4}),
+        build(13, {"id": 5, "name": "e", "qty": "many"}),
+    ]
+    reasons = {
+        2: "not valid JSON",
+        3: "column id: value 'not-a-number'",
+        4: "key column(s) nope not in the row",
+        5: "column qty: value 'many'",
+    }
+    r = lake.apply(lines)
+    assert (r.quarantined, r.applied) == (4, 1)
+    _reconciles(r)
+    assert {n: why[: len(reasons[n])] for n, why in lake.quarantine()} == reasons
+    assert lake.quarantined_raw() == {n: lines[n - 1] for n in reasons}
+
+    # the Python API, into the same lake (its lines have a source of their own)
+    target = Target(str(lake.root))
+    changes = decode(
+        raw_from_lines(spark, lines, "api.jsonl"),
+        "debezium",
+        table_schemas=lambda t: target.schema(spark, t),
+    )
+    texts = {c["lineage"]["offset"]: (c["error"], c["raw"]) for c in changes.collect()}
+    assert {n: raw for n, (_, raw) in texts.items() if raw is not None} == {2: lines[1]}
+    assert {n for n, (error, _) in texts.items() if error} == set(reasons)
+    apply_changes(changes, str(lake.root))
+    quarantine = spark.read.format("delta").load(str(lake.root / "_cdc_quarantine"))
+    assert {
+        q["lineage"]["offset"]: q["raw"]
+        for q in quarantine.filter("lineage.source = 'api.jsonl'").collect()
+    } == {n: lines[n - 1] for n in reasons}

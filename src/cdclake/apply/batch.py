@@ -40,7 +40,7 @@ from cdclake.apply.scd2 import (
     history_fields,
     refuse_keyless,
 )
-from cdclake.decode import NEW_SCHEMA, NeedsTwoPasses, release
+from cdclake.decode import NEW_SCHEMA, NeedsTwoPasses, raw_records, release, with_records
 from cdclake.errors import BadInputError, is_write_conflict, one_line
 from cdclake.model import (
     CHANGE_SCHEMA,
@@ -197,6 +197,7 @@ def apply_changes(
     """
     spark = changes.sparkSession
     decoded = changes  # holds the decode's cached envelopes, released once ours is built
+    records = raw_records(changes)  # where a bad change's message is read again, if needed
     tgt = tbl.Target(target, dict(table_map or {}))
     txn = Txn(spark, app_id, batch_id)
     history = HistoryOptions(
@@ -230,7 +231,7 @@ def apply_changes(
         # every table's steps below plan against one leaf, not against the whole decode (whose
         # plan grows with the batch's tables and schema versions)
         changes = detached(changes)
-        bad = _Bad(changes, with_raw, n_bad, refused)
+        bad = _Bad(changes, with_raw, n_bad, refused, records)
         bad.quarantine(tgt, tables, result, txn, batch_id, fail_on_bad_input)
         release(decoded)
         _apply_tables(
@@ -255,12 +256,14 @@ def apply_changes(
 class _Bad:
     """A batch's bad changes (``n``: how many the summary counted) and the tables whose column
     names Delta refuses (``refused``: table -> reason), whose changes are quarantined raw (from
-    ``with_raw``)."""
+    ``with_raw``); ``records``: the batch's raw records, where a bad change whose message the
+    decode's cache left out finds it (:func:`cdclake.decode.with_records`)."""
 
     changes: DataFrame
     with_raw: DataFrame
     n: int
     refused: dict[str, str]
+    records: DataFrame | None = None
 
     def quarantine(
         self,
@@ -285,6 +288,7 @@ class _Bad:
             bad = bad.unionByName(raw.select(*bad.columns))
         if n_bad:
             result.quarantined = n_bad
+            bad = with_records(bad, self.records)
             if fail_on_bad_input:
                 _raise_bad(bad)
             quarantine(self.changes.sparkSession, tgt, bad, txn, batch_id)

@@ -580,20 +580,84 @@ def _no_keys(_: str) -> tuple[str, ...] | None:
 
 
 def decode_envelopes(
-    raw: DataFrame, format_name: str = "debezium", options: DecodeOptions | None = None
+    raw: DataFrame,
+    format_name: str = "debezium",
+    options: DecodeOptions | None = None,
+    *,
+    lean: bool = True,
 ) -> DataFrame:
     """Raw records -> envelopes (persisted: typing and DDL handling read them again).
 
     With ``auto`` the records tagged with their format stay persisted until
     :func:`release_detection` (call it once a job has read ``env``): no job of its own
     materializes the envelopes.
+
+    ``lean``: the cache holds a record's own text (:data:`RECORD_TEXT`) only where its envelope
+    already has an error. A change that fails later (a value that does not fit its column, a
+    DDL record the target refuses) gets it back from ``raw`` by its lineage when it is
+    quarantined (:func:`with_records`): one more read of the input, in a batch with such
+    changes only. Else the cache held every message twice, as text and parsed; at 10^6
+    Debezium messages of 2 KB that was 2 GB more in a 4 GB driver, and an apply 10-16 % slower
+    (bench/README.md, issue 36 step 16).
     """
     options = options or DecodeOptions()
     env, tagged = envelopes(raw, format_name, options)
-    env = configured_keys(env, options).persist(StorageLevel.MEMORY_AND_DISK)
+    env = configured_keys(env, options)
+    if lean:
+        bad = F.col("error").isNotNull()
+        env = env.withColumns({c: F.when(bad, F.col(c)) for c in RECORD_TEXT})
+    env = env.persist(StorageLevel.MEMORY_AND_DISK)
+    if lean:
+        setattr(env, _RAW_RECORDS, raw)
     if tagged is not None:
         setattr(env, _DETECTION, tagged)
     return env
+
+
+RECORD_TEXT = ("raw", "key", "headers")
+"""A change's copy of its record as read, for the quarantine (:data:`cdclake.model.RAW_SCHEMA`)."""
+_RAW_RECORDS = "_cdclake_raw_records"
+_LINEAGE_IDS = ("_lineage_source", "_lineage_partition", "_lineage_offset")
+
+
+def _lineage_ids(df: DataFrame) -> DataFrame:
+    lineage = F.col("lineage")
+    return df.withColumns(
+        {
+            "_lineage_source": lineage["source"],
+            "_lineage_partition": F.coalesce(lineage["partition"], F.lit(-1)),  # a file's: null
+            "_lineage_offset": lineage["offset"],
+        }
+    )
+
+
+def raw_records(changes: DataFrame) -> DataFrame | None:
+    """The raw records the lean envelopes behind ``changes`` were decoded from (None: the
+    changes hold every record's text themselves, or are not :func:`decode`'s)."""
+    env = getattr(changes, _CACHED_INPUT, None)
+    return None if env is None else getattr(env, _RAW_RECORDS, None)
+
+
+def with_records(bad: DataFrame, records: DataFrame | None) -> DataFrame:
+    """``bad`` (changes with an error) with their records' text (:data:`RECORD_TEXT`) where
+    the lean envelopes left it out, read again from ``records`` (:func:`raw_records`) by
+    lineage. A job finds whether any is missing; only then is the input read again, its rows
+    of those lineages alone kept (one per lineage: a record is where its lineage says)."""
+    if records is None:
+        return bad
+    lost = bad.filter(F.col("raw").isNull())  # a Kafka tombstone's is null, and stays so
+    if lost.isEmpty():
+        return bad
+    ids = list(_LINEAGE_IDS)
+    wanted = _lineage_ids(lost).select(*ids).distinct()
+    found = (
+        _lineage_ids(records)
+        .select(*ids, *RECORD_TEXT)
+        .join(wanted, ids, "left_semi")
+        .dropDuplicates(ids)
+    )
+    restored = _lineage_ids(lost).drop(*RECORD_TEXT).join(found, ids, "left").drop(*ids)
+    return bad.filter(F.col("raw").isNotNull()).unionByName(restored.select(*bad.columns))
 
 
 _DETECTION = "_cdclake_detection"

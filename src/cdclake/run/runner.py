@@ -150,7 +150,8 @@ class _BatchRun:
     def two_passes(self, raw: DataFrame, known: KnownGroups | None) -> BatchResult:
         config, spark = self.config, self.spark
         target = Target(config.target, dict(config.table_map))
-        env = decode_envelopes(raw, config.format, self.options)
+        # a consistent batch may hold its changes back in the pending table, text and all
+        env = decode_envelopes(raw, config.format, self.options, lean=not config.consistent)
         try:
             txn = Txn(spark, self.app_id, self.batch_id)
             ddl = apply_ddl_records(env, target, config.ddl_policy(), txn)
