@@ -40,7 +40,14 @@ from cdclake.apply.scd2 import (
     history_fields,
     refuse_keyless,
 )
-from cdclake.decode import NEW_SCHEMA, NeedsTwoPasses, raw_records, release, with_records
+from cdclake.decode import (
+    NEW_SCHEMA,
+    NeedsTwoPasses,
+    raw_records,
+    release,
+    text_where_bad,
+    with_records,
+)
 from cdclake.errors import BadInputError, is_write_conflict, one_line
 from cdclake.model import (
     CHANGE_SCHEMA,
@@ -213,7 +220,7 @@ def apply_changes(
     if keep is not None:
         changes = changes.withColumn("_keep", keep)
     with_raw = changes = _with_record_fields(changes)  # a refused table's are quarantined raw
-    cached = changes = _lean(changes).persist(StorageLevel.MEMORY_AND_DISK)
+    cached = changes = text_where_bad(changes).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         if keep is not None:
             result.excluded = changes.filter(~F.col("_keep")).count()
@@ -314,17 +321,6 @@ def _apply_tables(
     ):
         result.tables[name] = res
     result.changes = sum(t.changes for t in result.tables.values())
-
-
-def _lean(changes: DataFrame) -> DataFrame:
-    """The raw message (and a Kafka record's key and headers) only where a change is bad: they
-    are kept for the quarantine, and good rows need not carry them in the batch's cache."""
-    return changes.withColumns(
-        {
-            name: F.when(F.col("error").isNotNull(), F.col(name))
-            for name in ("raw", *_KEY_AND_HEADERS)
-        }
-    )
 
 
 def _data_tables(per_op: list[Row], result: BatchResult) -> dict[str, list[Row]]:

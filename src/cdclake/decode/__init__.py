@@ -604,8 +604,7 @@ def decode_envelopes(
     env, tagged = envelopes(raw, format_name, options)
     env = configured_keys(env, options)
     if lean:
-        bad = F.col("error").isNotNull()
-        env = env.withColumns({c: F.when(bad, F.col(c)) for c in RECORD_TEXT})
+        env = text_where_bad(env)
     env = env.persist(StorageLevel.MEMORY_AND_DISK)
     if lean:
         setattr(env, _RAW_RECORDS, raw)
@@ -616,6 +615,15 @@ def decode_envelopes(
 
 RECORD_TEXT = ("raw", "key", "headers")
 """A change's copy of its record as read, for the quarantine (:data:`cdclake.model.RAW_SCHEMA`)."""
+
+
+def text_where_bad(df: DataFrame) -> DataFrame:
+    """``df`` with its :data:`RECORD_TEXT` only on rows with an ``error``: the quarantine's copy
+    of a record, which a good change need not carry into a cache."""
+    bad = F.col("error").isNotNull()
+    return df.withColumns({c: F.when(bad, F.col(c)) for c in RECORD_TEXT})
+
+
 _RAW_RECORDS = "_cdclake_raw_records"
 _LINEAGE_IDS = ("_lineage_source", "_lineage_partition", "_lineage_offset")
 

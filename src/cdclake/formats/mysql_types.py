@@ -85,7 +85,7 @@ from pyspark.sql.types import (
 
 from cdclake.errors import ConfigError, DecodeError
 from cdclake.formats.base import ColumnSpec
-from cdclake.formats.values import binary_text
+from cdclake.formats.values import binary_text, lower_keyword
 
 MAX_SPARK_PRECISION = 38
 
@@ -385,7 +385,7 @@ def _integer(t: MysqlType) -> Callable[[Column], Column]:
 
 
 def _boolean(c: Column) -> Column:
-    text = F.lower(F.trim(c))
+    text = lower_keyword(F.trim(c), "true", "false")
     number = text.try_cast(LongType())
     return (
         F.when(text == "true", F.lit(True))

@@ -36,9 +36,22 @@ def identity(raw: Column) -> Column:
     return raw
 
 
+def lower_keyword(text: Column, *keywords: str) -> Column:
+    """``text`` lowercased to be compared with ``keywords`` (lowercase ASCII): a text that is
+    already one of them, or has a length none of them has, is left as it is (it compares the
+    same).
+
+    Spark's ``lower`` maps case with ICU, whose tables load the first time a row of the JVM
+    reaches it: about 1.7 s, once in the driver and once in every executor. Well-formed values
+    (``true``, ``sqlserver``, a timestamp's digits) then never reach it."""
+    lengths = sorted({len(k) for k in keywords})
+    as_is = text.isNull() | text.isin(*keywords) | ~F.length(text).isin(*lengths)
+    return F.when(as_is, text).otherwise(F.lower(text))
+
+
 def boolean(raw: Column) -> Column:
     """``true``/``false`` (any case) -> boolean; anything else NULL."""
-    text = F.lower(F.trim(raw))
+    text = lower_keyword(F.trim(raw), "true", "false")
     return F.when(text == "true", F.lit(True)).when(text == "false", F.lit(False))
 
 

@@ -71,7 +71,7 @@ from cdclake.formats.base import (
 )
 from cdclake.formats.debezium import flat
 from cdclake.formats.debezium import types as debezium_types
-from cdclake.formats.values import lookup
+from cdclake.formats.values import lookup, lower_keyword
 from cdclake.model import (
     EVENT_COUNT_KEY,
     INPUT_ORDERED,
@@ -186,12 +186,21 @@ def _num(text: Column) -> Column:
     return F.coalesce(text.try_cast("bigint"), F.lit(-1))
 
 
+def _connector(src: Column) -> Column:
+    """``source.connector``, lowercased where it is not one of the names Debezium writes."""
+    return lower_keyword(src["connector"], *ORDERED_CONNECTORS)
+
+
+ORDERED_CONNECTORS = ("sqlserver", "postgresql", "mysql", "mariadb")
+"""The connectors whose positions :func:`_position` reads by name."""
+
+
 def _position(src: Column, total_order: Column) -> Column:
     """The event's place in the source log (see the module doc); null when the source has none.
 
     ``total_order`` is the event's ``transaction.total_order`` (null without transaction metadata).
     """
-    connector = F.lower(src["connector"])
+    connector = _connector(src)
     sqlserver = F.array(
         *_lsn_parts(src["commit_lsn"]), *_lsn_parts(src["change_lsn"]), _num(src["event_serial_no"])
     )
@@ -226,9 +235,7 @@ _POSITION_FIELDS = ("lsn", "commit_lsn", "change_lsn", "file", "pos", "scn", "co
 
 def _position_error(src: Column, position: Column) -> Column:
     """Why a data event has no usable position (null when it has one)."""
-    bad_lsn = (
-        F.lower(src["connector"]).eqNullSafe("postgresql") & src["lsn"].try_cast("bigint").isNull()
-    )
+    bad_lsn = _connector(src).eqNullSafe("postgresql") & src["lsn"].try_cast("bigint").isNull()
     return F.when(
         position.isNull(),
         F.concat(

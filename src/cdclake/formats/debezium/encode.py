@@ -169,7 +169,7 @@ def source_connector(changes: DataFrame) -> E.Connector:
     DataWorks' positions or their sequences in order (a small collect)."""
     rows = (
         changes.filter(E.is_data())
-        .select(F.lower(F.col("meta")["connector"]).alias("c"))
+        .select(V.lower_keyword(F.col("meta")["connector"], *CONNECTORS, "mariadb").alias("c"))
         .distinct()
         .limit(len(CONNECTORS) + 1)
         .collect()

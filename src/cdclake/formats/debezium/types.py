@@ -406,7 +406,7 @@ def _epoch_timestamp(units_per_micro: int, micros_per_unit: int) -> Converter:
 
 def _zoned_timestamp(raw: Column) -> Column:
     text = F.trim(raw)
-    lowered = F.lower(text)
+    lowered = V.lower_keyword(text, "infinity", "+infinity", "-infinity")
     return (
         F.when(
             lowered.isin("infinity", "+infinity") | text.rlike(r"^\+\d{9,}-"),
