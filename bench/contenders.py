@@ -149,7 +149,8 @@ def _fields(p: dict[str, Any]) -> tuple[object, ...]:
     )
 
 
-def _parse_debezium(line: str) -> tuple[object, ...] | None:
+def parse_debezium_line(line: str) -> tuple[object, ...] | None:
+    """The recipe's parse of a line of the bench's files (``{"key": ..., "value": ...}``)."""
     return _fields(json.loads(line)["value"]["payload"])
 
 
@@ -187,7 +188,7 @@ def merge_latest(spark: SparkSession, events: DataFrame, target: Path) -> None:
 
 def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True) -> Job:
     """The hand-written pipeline: parse in a Python UDF, :func:`merge_latest`."""
-    parse = F.udf(_parse_debezium, RECIPE_EVENT, useArrow=use_arrow)
+    parse = F.udf(parse_debezium_line, RECIPE_EVENT, useArrow=use_arrow)
 
     def run() -> None:
         events = spark.read.text(str(path)).select(parse("value").alias("e")).select("e.*")

@@ -22,6 +22,13 @@ log a batch reads holds N events more, as a history table's log accumulates over
 ``dataworks``; CKafka's key configured as the bench does): a schemaless format's batches are
 typed in one pass too once its table's plan is known.
 
+``--recipe`` also runs the hand-written recipe (:func:`bench.contenders.merge_latest`: its Python
+UDF parse, the latest change per key, one MERGE) on the same batches in the same session, each
+right after cdclake's batch of the same events (so both see the same JVM, warm-up and machine),
+into a table of its own, and reports the median steady batch of each and their ratio: what a
+Delta MERGE a batch costs any stream built on one, beside what cdclake adds to it (Debezium,
+current state, without ``--transactions``, ``--dead-tombstones`` or ``--history``).
+
 ``--count-rows`` reports each table's rows after each batch (``rows_now``), as a batch over
 files does.
 
@@ -87,7 +94,13 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument(
         "--history", type=int, default=0, help="with --scd-type 2: events of other keys first"
     )
+    p.add_argument("--recipe", action="store_true", help="the recipe too, on the same batches")
     args = p.parse_args(argv)
+    if args.recipe and (
+        args.format != "debezium" or args.scd_type != 1 or args.transactions
+        or args.dead_tombstones or args.history or args.consistent
+    ):  # fmt: skip
+        p.error("--recipe: the recipe applies Debezium's plain stream to a current-state table")
     if args.format != "debezium" and (args.transactions or args.dead_tombstones):
         p.error("--transactions and --dead-tombstones take Debezium's stream only")
     if args.kafka and args.count_rows:
@@ -127,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
             **kafka,
         )
         known = KnownGroups()
+        recipe = _Recipe(spark, Path(tmp) / "recipe") if args.recipe else None
         if dead:
             _dead_tombstones(spark, config, dead, total, known)
             if args.prune:
@@ -161,14 +175,56 @@ def main(argv: list[str] | None = None) -> None:
                 str(b), f"{took:.2f}", str(jobs), str(_commits(target) - before),
                 "yes" if result.one_pass else "no", str(result.applied), str(result.pending),
             )  # fmt: skip
+            if recipe is not None:
+                recipe.batch(b, batch)
     console = Console()
     console.print(table)
     if seconds:
-        console.print(
-            f"steady batches (from the third): median "
-            f"{statistics.median(seconds):.2f} s, min {min(seconds):.2f} s over {len(seconds)}; "
-            f"{n / statistics.median(seconds):,.0f} records/s"
-        )
+        console.print(_steady("steady batches", seconds, n))
+    if recipe is not None:
+        console.print(recipe.table)
+        console.print(_steady("the recipe's steady batches", recipe.seconds, n))
+        ratio = statistics.median(recipe.seconds) / statistics.median(seconds)
+        console.print(f"recipe / cdclake, median steady batch: {ratio:.2f}")
+
+
+def _steady(what: str, seconds: list[float], n: int) -> str:
+    """The line that sums up the steady batches (from the third) of one contender."""
+    median = statistics.median(seconds)
+    return (
+        f"{what} (from the third): median {median:.2f} s, min {min(seconds):.2f} s "
+        f"over {len(seconds)}; {n / median:,.0f} records/s"
+    )
+
+
+class _Recipe:
+    """The recipe's stream into ``target``: each batch's lines parsed by its Python UDF (the
+    parse of :func:`bench.contenders.recipe`) and MERGEd (:func:`bench.contenders.merge_latest`);
+    seconds, Spark jobs and Delta commits of each."""
+
+    def __init__(self, spark: SparkSession, target: Path) -> None:
+        from pyspark.sql import functions as F
+
+        from bench import contenders
+
+        self._spark, self._target, self._merge = spark, target, contenders.merge_latest
+        self._parse = F.udf(contenders.parse_debezium_line, contenders.RECIPE_EVENT, useArrow=True)
+        self.table = Table("recipe batch", "seconds", "Spark jobs", "Delta commits")
+        self.seconds: list[float] = []
+
+    def batch(self, b: int, lines: list[str]) -> None:
+        spark = self._spark
+        before = _commits(self._target)
+        spark.sparkContext.setJobGroup(f"recipe-{b}", f"recipe batch {b}")
+        started = time.perf_counter()
+        values = spark.createDataFrame([(line,) for line in lines], "value string")
+        events_df = values.select(self._parse("value").alias("e")).select("e.*")
+        self._merge(spark, events_df, self._target)
+        took = time.perf_counter() - started
+        if b >= 2:  # warm
+            self.seconds.append(took)
+        jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(f"recipe-{b}"))
+        self.table.add_row(str(b), f"{took:.2f}", str(jobs), str(_commits(self._target) - before))
 
 
 def in_transactions(lines: list[str], size: int) -> list[str]:
