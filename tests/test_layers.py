@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
         "cdclake.delta_rs",
         "cdclake.sources",
         "cdclake.history",
+        "cdclake.jvm",
         "cdclake._spark",
     ),
     ("cdclake.formats",),

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from cdclake.jvm import jclass
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -51,7 +53,7 @@ def join(root: str, *parts: str) -> str:
 
 def _fs(spark: SparkSession, location: str) -> tuple[Any, Any]:
     jvm: Any = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(location)
+    path = jclass(jvm, "org.apache.hadoop.fs.Path")(location)
     conf = spark._jsc.hadoopConfiguration()
     return path.getFileSystem(conf), path
 
@@ -78,7 +80,7 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
     """Move a folder (on object storage a copy and delete of each object)."""
     fs, path = _fs(spark, source)
     jvm: Any = spark._jvm
-    if not fs.rename(path, jvm.org.apache.hadoop.fs.Path(target)):
+    if not fs.rename(path, jclass(jvm, "org.apache.hadoop.fs.Path")(target)):
         raise OSError(f"could not move {source} to {target}")
 
 
@@ -90,7 +92,7 @@ def read_text(spark: SparkSession, location: str) -> str | None:
     jvm: Any = spark._jvm
     stream = fs.open(path)
     try:
-        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        return str(jclass(jvm, "org.apache.commons.io.IOUtils").toString(stream, "UTF-8"))
     finally:
         stream.close()
 

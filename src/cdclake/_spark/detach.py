@@ -21,6 +21,8 @@ from typing import Any
 from py4j.protocol import Py4JError
 from pyspark.sql import DataFrame
 
+from cdclake.jvm import jclass
+
 
 def detached(df: DataFrame) -> DataFrame:
     """``df``'s rows under a one-node plan (Spark Connect: ``df`` as it is).
@@ -52,8 +54,8 @@ def _on_cache(df: DataFrame, relation: Any) -> DataFrame:
     """
     jvm = df.sparkSession.sparkContext._jvm
     assert jvm is not None
-    nil = getattr(getattr(jvm.scala.collection.immutable, "Nil$"), "MODULE$")
+    nil = getattr(jclass(jvm, "scala.collection.immutable.Nil$"), "MODULE$")
     leaf = relation.copy(relation.output(), relation.cacheBuilder(), nil)
     getattr(leaf, "statsOfPlanToCache_$eq")(relation.statsOfPlanToCache())
-    jdf = jvm.org.apache.spark.sql.classic.Dataset.ofRows(df._jdf.sparkSession(), leaf)
+    jdf = jclass(jvm, "org.apache.spark.sql.classic.Dataset").ofRows(df._jdf.sparkSession(), leaf)
     return DataFrame(jdf, df.sparkSession)

@@ -25,6 +25,8 @@ from typing import TypeVar
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.util import inheritable_thread_target
 
+from cdclake.jvm import jclass
+
 R = TypeVar("R")
 Task = Callable[[SparkSession, DataFrame], R]
 
@@ -39,7 +41,7 @@ def isolated(spark: SparkSession, df: DataFrame) -> tuple[SparkSession, DataFram
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     plan = df._jdf.queryExecution().logical()
-    bound = jvm.org.apache.spark.sql.classic.Dataset.ofRows(clone, plan)
+    bound = jclass(jvm, "org.apache.spark.sql.classic.Dataset").ofRows(clone, plan)
     return session, DataFrame(bound, session)
 
 

@@ -13,6 +13,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructField, StructType
 
+from cdclake.jvm import jclass
 from cdclake.model import (
     LINEAGE_COL,
     OP_COL,
@@ -369,8 +370,8 @@ def log_rows(spark: SparkSession, path: str) -> DataFrame:
 def _newest_snapshot(jvm: Any, spark: SparkSession, path: str) -> Any:
     """Delta's snapshot of the newest version of the table at ``path`` (a JVM object), from its
     own log listing; its state is not computed until asked for."""
-    empty = jvm.scala.Option.empty()
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+    empty = jclass(jvm, "scala.Option").empty()
+    log = jclass(jvm, "org.apache.spark.sql.delta.DeltaLog").forTable(spark._jsparkSession, path)
     return log.update(False, empty, empty)
 
 

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
+from cdclake.jvm import jclass
 from cdclake.target_layout import HISTORY_LOG, TOMBSTONES, TargetPaths
 
 if TYPE_CHECKING:
@@ -168,8 +169,8 @@ def registered_tables(spark: SparkSession, database: str) -> dict[str, str]:
     for i in range(seq.size()):
         ident = seq.apply(i)
         meta = catalog.getTableMetadata(
-            jvm.org.apache.spark.sql.catalyst.TableIdentifier.apply(
-                ident.table(), jvm.scala.Some(database)
+            jclass(jvm, "org.apache.spark.sql.catalyst.TableIdentifier").apply(
+                ident.table(), jclass(jvm, "scala.Some")(database)
             )
         )
         location = meta.storage().locationUri()

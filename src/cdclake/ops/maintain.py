@@ -59,6 +59,7 @@ from pyspark.sql import functions as F
 from cdclake import paths
 from cdclake.apply.scd1 import prune_tombstones
 from cdclake.errors import is_write_conflict
+from cdclake.jvm import jclass
 from cdclake.names import quote
 from cdclake.target_layout import (
     BATCH,
@@ -116,15 +117,15 @@ def delta_tables(spark: SparkSession, target: str) -> list[tuple[str, str]]:
     def children(folder: Any) -> list[str]:
         return sorted(str(s.getPath().getName()) for s in fs.listStatus(folder) if s.isDirectory())
 
-    jvm: Any = spark._jvm
+    path_class = jclass(spark._jvm, "org.apache.hadoop.fs.Path")
     found: list[tuple[str, str]] = []
     for name in children(path):
-        sub = jvm.org.apache.hadoop.fs.Path(path, name)
+        sub = path_class(path, name)
         if name in (TOMBSTONES, HISTORY_LOG):
             for inner in children(sub):
-                if fs.exists(jvm.org.apache.hadoop.fs.Path(sub, f"{inner}/_delta_log")):
+                if fs.exists(path_class(sub, f"{inner}/_delta_log")):
                     found.append((f"{name}/{inner}", "cdclake"))
-        elif fs.exists(jvm.org.apache.hadoop.fs.Path(sub, "_delta_log")):
+        elif fs.exists(path_class(sub, "_delta_log")):
             kind = "cdclake" if name in SYSTEM_TABLES else "table"
             found.append((name, kind))
     return sorted(found, key=_order)
