@@ -266,9 +266,11 @@ def produce(
     path = Path(path)
     messages = _messages(path, keep_partitions)
     failures: list[str] = []
+    reported = [0]  # delivery reports, good or bad
 
     def reporter(number: int) -> Callable[[KafkaError | None, Message], None]:
         def on_delivery(err: KafkaError | None, _msg: Message) -> None:
+            reported[0] += 1
             if err is not None:
                 failures.append(f"{path}:{number}: {err}")
 
@@ -290,7 +292,10 @@ def produce(
                 producer.poll(0.5)
         producer.poll(0)
     count = len(messages)
-    remaining = producer.flush(timeout_s)
+    producer.flush(timeout_s)
+    # what flush returns counts the client's own requests too (an idempotent producer's id
+    # request): "2 of 1 messages"; a message without a delivery report is one not delivered
+    remaining = count - reported[0]
     if failures:
         raise KafkaToolError(
             f"{len(failures)} of {count} messages from {path} to topic {topic!r} at {bootstrap} "
