@@ -9,6 +9,9 @@
 - recipe: what a PySpark user writes from the usual snippets (Debezium only), done well:
   ``json.loads`` in a Python UDF returning a struct, latest change per key with a window,
   one ``DeltaTable.merge`` per batch with an LSN guard.
+- recipe-typed: the same apply, the line parsed by ``from_json`` with the table's exact types
+  (no Python): the strongest recipe for a table whose schema the engineer wrote down. Targets
+  compare cdclake with the faster of the two recipes.
 - many tables (one input carrying 100 tables): ``apply-many`` is cdclake's apply over it;
   ``recipe-many`` parses once, persists, and loops filter + window + MERGE per table.
 """
@@ -192,6 +195,38 @@ def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True
 
     def run() -> None:
         events = spark.read.text(str(path)).select(parse("value").alias("e")).select("e.*")
+        merge_latest(spark, events, target)
+
+    return run
+
+
+RECIPE_TYPED_LINE = (
+    "value STRUCT<payload: STRUCT<before: {row}, after: {row}, op: STRING, "
+    "source: STRUCT<commit_lsn: STRING, change_lsn: STRING, event_serial_no: BIGINT>>>"
+).format(row="STRUCT<id: INT, first_name: STRING, last_name: STRING, email: STRING>")
+"""What :func:`recipe_typed` reads of a line: the payload alone, typed as the table is (Spark's
+JSON reader skips the ``schema`` section and the key without materializing them)."""
+
+
+def recipe_typed(spark: SparkSession, path: Path, target: Path) -> Job:
+    """The recipe as a Spark engineer who knows the table's schema writes it: the line parsed
+    by ``from_json`` with the exact types (no Python), the same columns as the UDF's, then
+    :func:`merge_latest`."""
+
+    def run() -> None:
+        p = (
+            spark.read.text(str(path))
+            .select(F.from_json("value", RECIPE_TYPED_LINE)["value"]["payload"].alias("p"))
+            .select("p.*")
+        )
+        row = F.coalesce(F.col("after"), F.col("before"))
+        events = p.select(
+            "op",
+            *[row[c].alias(c) for c in ("id", "first_name", "last_name", "email")],
+            F.col("source.commit_lsn").alias("_commit_lsn"),
+            F.col("source.change_lsn").alias("_change_lsn"),
+            F.coalesce(F.col("source.event_serial_no"), F.lit(0)).alias("_serial"),
+        )
         merge_latest(spark, events, target)
 
     return run

@@ -277,6 +277,7 @@ class Bench:
             ]
             if fmt == "debezium":
                 jobs.append(C.recipe(sp, path, w / "recipe"))
+                jobs.append(C.recipe_typed(sp, path, w / "recipe-typed"))
         if a.many_tables:
             path = self.events_file("debezium", n, self.keys_for(n), 100, min(a.tables, 10))
             jobs += [
@@ -411,16 +412,24 @@ class Bench:
             lambda: C.recipe(sp, path, rt),
             setup=lambda _: tables.remove(rt),
         )
+        self.measure(
+            "recipe-typed-empty",
+            fmt,
+            n,
+            lambda: C.recipe_typed(sp, path, rt),
+            setup=lambda _: tables.remove(rt),
+        )
         if not lite:
             rbase = self.recipe_table(rows)
-            self.measure(
-                "recipe-existing",
-                fmt,
-                n,
-                lambda: C.recipe(sp, path, rt),
-                table_rows=rows,
-                setup=lambda _: tables.copy_table(rbase, rt),
-            )
+            for name, job in (("recipe", C.recipe), ("recipe-typed", C.recipe_typed)):
+                self.measure(
+                    f"{name}-existing",
+                    fmt,
+                    n,
+                    functools.partial(job, sp, path, rt),
+                    table_rows=rows,
+                    setup=lambda _: tables.copy_table(rbase, rt),
+                )
         self.run_autocdc(n, path)
 
     def run_scd2(self, fmt: str, n: int, path: Path, rows: int) -> None:

@@ -11,6 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+HADOOP_PATH = "org.apache.hadoop.fs.Path"
+"""Hadoop's ``Path``: every location cdclake hands to a ``FileSystem``."""
+
 
 def jclass(jvm: Any, name: str) -> Any:
     """The class or Scala object ``name`` (fully qualified: ``"scala.collection.immutable.Nil$"``)

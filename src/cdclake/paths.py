@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from cdclake.jvm import jclass
+from cdclake.jvm import HADOOP_PATH, jclass
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -53,7 +53,7 @@ def join(root: str, *parts: str) -> str:
 
 def _fs(spark: SparkSession, location: str) -> tuple[Any, Any]:
     jvm: Any = spark._jvm
-    path = jclass(jvm, "org.apache.hadoop.fs.Path")(location)
+    path = jclass(jvm, HADOOP_PATH)(location)
     conf = spark._jsc.hadoopConfiguration()
     return path.getFileSystem(conf), path
 
@@ -80,7 +80,7 @@ def rename(spark: SparkSession, source: str, target: str) -> None:
     """Move a folder (on object storage a copy and delete of each object)."""
     fs, path = _fs(spark, source)
     jvm: Any = spark._jvm
-    if not fs.rename(path, jclass(jvm, "org.apache.hadoop.fs.Path")(target)):
+    if not fs.rename(path, jclass(jvm, HADOOP_PATH)(target)):
         raise OSError(f"could not move {source} to {target}")
 
 

@@ -19,6 +19,7 @@ KEYS = (
     "apply_scd2_eps",
     "apply_scd2_existing_eps",
     "recipe_eps",
+    "recipe_typed_eps",
     "autocdc_eps",
     "merge_scaling_ratio",
 )

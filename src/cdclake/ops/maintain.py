@@ -59,7 +59,7 @@ from pyspark.sql import functions as F
 from cdclake import paths
 from cdclake.apply.scd1 import prune_tombstones
 from cdclake.errors import is_write_conflict
-from cdclake.jvm import jclass
+from cdclake.jvm import HADOOP_PATH, jclass
 from cdclake.names import quote
 from cdclake.target_layout import (
     BATCH,
@@ -117,7 +117,7 @@ def delta_tables(spark: SparkSession, target: str) -> list[tuple[str, str]]:
     def children(folder: Any) -> list[str]:
         return sorted(str(s.getPath().getName()) for s in fs.listStatus(folder) if s.isDirectory())
 
-    path_class = jclass(spark._jvm, "org.apache.hadoop.fs.Path")
+    path_class = jclass(spark._jvm, HADOOP_PATH)
     found: list[tuple[str, str]] = []
     for name in children(path):
         sub = path_class(path, name)
