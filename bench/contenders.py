@@ -200,12 +200,30 @@ def recipe(spark: SparkSession, path: Path, target: Path, use_arrow: bool = True
     return run
 
 
-RECIPE_TYPED_LINE = (
-    "value STRUCT<payload: STRUCT<before: {row}, after: {row}, op: STRING, "
-    "source: STRUCT<commit_lsn: STRING, change_lsn: STRING, event_serial_no: BIGINT>>>"
+_TYPED_PAYLOAD = (
+    "STRUCT<before: {row}, after: {row}, op: STRING, "
+    "source: STRUCT<commit_lsn: STRING, change_lsn: STRING, event_serial_no: BIGINT>>"
 ).format(row="STRUCT<id: INT, first_name: STRING, last_name: STRING, email: STRING>")
-"""What :func:`recipe_typed` reads of a line: the payload alone, typed as the table is (Spark's
-JSON reader skips the ``schema`` section and the key without materializing them)."""
+RECIPE_TYPED_VALUE = f"payload {_TYPED_PAYLOAD}"
+"""What the typed recipe reads of a Kafka value: the payload alone, typed as the table is
+(Spark's JSON reader skips the ``schema`` section without materializing it)."""
+RECIPE_TYPED_LINE = f"value STRUCT<payload: {_TYPED_PAYLOAD}>"
+"""The same of a file's line ``{"key": ..., "value": ...}`` (the key skipped too)."""
+
+
+def typed_events(value: Column, line: bool) -> Column:
+    """The payload of a Debezium value (``line``: of a file's line ``{"key":..,"value":..}``)
+    parsed by ``from_json`` with the table's exact types: a struct of the recipe's columns."""
+    parsed = F.from_json(value, RECIPE_TYPED_LINE if line else RECIPE_TYPED_VALUE)
+    p = parsed["value"]["payload"] if line else parsed["payload"]
+    row = F.coalesce(p["after"], p["before"])
+    return F.struct(
+        p["op"].alias("op"),
+        *[row[c].alias(c) for c in ("id", "first_name", "last_name", "email")],
+        p["source"]["commit_lsn"].alias("_commit_lsn"),
+        p["source"]["change_lsn"].alias("_change_lsn"),
+        F.coalesce(p["source"]["event_serial_no"], F.lit(0)).alias("_serial"),
+    )
 
 
 def recipe_typed(spark: SparkSession, path: Path, target: Path) -> Job:
@@ -214,19 +232,8 @@ def recipe_typed(spark: SparkSession, path: Path, target: Path) -> Job:
     :func:`merge_latest`."""
 
     def run() -> None:
-        p = (
-            spark.read.text(str(path))
-            .select(F.from_json("value", RECIPE_TYPED_LINE)["value"]["payload"].alias("p"))
-            .select("p.*")
-        )
-        row = F.coalesce(F.col("after"), F.col("before"))
-        events = p.select(
-            "op",
-            *[row[c].alias(c) for c in ("id", "first_name", "last_name", "email")],
-            F.col("source.commit_lsn").alias("_commit_lsn"),
-            F.col("source.change_lsn").alias("_change_lsn"),
-            F.coalesce(F.col("source.event_serial_no"), F.lit(0)).alias("_serial"),
-        )
+        lines = spark.read.text(str(path))
+        events = lines.select(typed_events(F.col("value"), line=True).alias("e")).select("e.*")
         merge_latest(spark, events, target)
 
     return run

@@ -5,7 +5,9 @@
   available-now, ``max_offsets_per_trigger`` 100,000) over the whole backlog. Events/s = events
   / wall time from the query's start to its return (the last batch committed).
 - **stream-recipe**: the recipe (:func:`bench.contenders.merge_latest` on the UDF parse) in
-  ``foreachBatch`` over the same topic, same trigger and limit.
+  ``foreachBatch`` over the same topic, same trigger and limit; **stream-recipe-typed** the
+  same with the value parsed by ``from_json`` and the table's exact types. The headline's
+  ``stream_ratio`` compares cdclake with the faster of the two.
 - **stream-latency** (:mod:`bench.latency`): cdclake's query with a processing-time trigger
   of 1 s on an empty topic;
   then events are produced at a steady rate (half of stream-apply's events/s, capped at 80 % of
@@ -232,14 +234,25 @@ def stream_apply(
 
 
 def stream_recipe(
-    spark: SparkSession, bootstrap: str, topic: str, work: Path, info: dict[str, Any], runs: RunIds
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    work: Path,
+    info: dict[str, Any],
+    runs: RunIds,
+    typed: bool = False,
 ) -> C.Job:
-    """The recipe in ``foreachBatch`` over the same topic, same trigger and limit."""
+    """The recipe in ``foreachBatch`` over the same topic, same trigger and limit; ``typed``:
+    each value parsed by ``from_json`` with the table's exact types (:func:`C.typed_events`)
+    instead of the Python UDF, into ``work/recipe-typed``."""
     parse = F.udf(C.parse_debezium_value, C.RECIPE_EVENT, useArrow=True)
-    target = work / "recipe"
+    name = "recipe-typed" if typed else "recipe"
+    target = work / name
 
     def each(batch: Any, batch_id: int) -> None:
-        events = batch.select(parse(F.col("value").cast("string")).alias("e")).select("e.*")
+        value = F.col("value").cast("string")
+        event = C.typed_events(value, line=False) if typed else parse(value)
+        events = batch.select(event.alias("e")).select("e.*")
         C.merge_latest(spark, events, target)
         info["batches"] = batch_id + 1
 
@@ -254,7 +267,7 @@ def stream_recipe(
         )
         query = (
             source.writeStream.foreachBatch(each)
-            .option("checkpointLocation", str(work / "recipe-chk"))
+            .option("checkpointLocation", str(work / f"{name}-chk"))
             .trigger(availableNow=True)
             .start()
         )
@@ -304,12 +317,24 @@ def run_cases(bench: Bench, n: int) -> None:
             rows = C.rows_of(sp, w / "recipe") if r.status == "ok" else None
             r.extra.update(rinfo, rows=rows, expected_rows=expected)
             r.extra["max_offsets_per_trigger"] = MAX_OFFSETS
+            tinfo: dict[str, object] = {}
+            t = bench.measure(
+                "stream-recipe-typed",
+                "debezium",
+                n,
+                lambda: stream_recipe(sp, bootstrap, topic, w, tinfo, runs, typed=True),
+                setup=lambda _: tables.remove(w / "recipe-typed", w / "recipe-typed-chk"),
+            )
+            rows = C.rows_of(sp, w / "recipe-typed") if t.status == "ok" else None
+            t.extra.update(tinfo, rows=rows, expected_rows=expected)
+            t.extra["max_offsets_per_trigger"] = MAX_OFFSETS
             rate = bench.args.stream_rate or min((m.eps or 2000.0) / 2, 0.8 * produce_eps)
             _latency_case(bench, bootstrap, w / "latency", rate, runs)
             if bench.args.consistent:
                 _consistent_cases(bench, bootstrap, n, rate, runs)
     except Exception as e:  # no broker: the cases are reported, the rest of the run stands
-        for c in ("stream-apply", "stream-recipe", "stream-latency", *CONSISTENT_CASES):
+        cases = ("stream-apply", "stream-recipe", "stream-recipe-typed", "stream-latency")
+        for c in (*cases, *CONSISTENT_CASES):
             if not any(x.contender == c for x in bench.results):
                 bench.unavailable(c, "debezium", n, first_line(e))
         log(f"[red]streaming: {first_line(e)[:300]}")

@@ -58,3 +58,33 @@ def test_a_target_compares_cdclake_with_the_faster_recipe() -> None:
     assert report._faster_recipe(rows, "empty", 10)["contender"] == "recipe-typed-empty"
     assert report._faster_recipe(rows, "existing", 10)["contender"] == "recipe-existing"
     assert report._faster_recipe(rows[:1], "empty", 10) is None
+
+
+def test_a_run_of_one_event_count_plots_a_bar_per_contender_fastest_first() -> None:
+    """With one event count, a line per contender would be a single dot: the throughput panel
+    is a bar chart, grey for the floors and recipes, blue for cdclake."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series = {
+        "debezium apply-empty": [(10, 80.0)],
+        "debezium recipe-typed-empty": [(10, 400.0)],
+        "debezium stream-recipe": [(10, 200.0)],
+        "debezium floor-parse": [(10, 300.0)],
+    }
+    fig, ax = plt.subplots()
+    report._throughput_bars(ax, series)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    colours = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
+    plt.close(fig)
+    assert labels == [
+        "debezium recipe-typed-empty",
+        "debezium floor-parse",
+        "debezium stream-recipe",
+        "debezium apply-empty",
+    ]
+    grey, blue = matplotlib.colors.to_hex("tab:gray"), matplotlib.colors.to_hex("tab:blue")
+    assert colours == [grey, grey, grey, blue]
+    assert ax.get_title() == "Throughput at 10 events"
