@@ -494,8 +494,16 @@ def plot(s: dict[str, Any], path: Path) -> bool:
         import matplotlib.pyplot as plt
     except ImportError:
         return False
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5))
     rows = [r for r in s["results"] if r["status"] == "ok" and r["eps"]]
+    merges = {
+        label: sorted((r["table_rows"], r["median_s"]) for r in rows if r["contender"] == c)
+        for c, label in (("merge-scaling", "cdclake apply"), ("merge-scaling-recipe", "recipe"))
+    }
+    merges = {label: pts for label, pts in merges.items() if pts}
+    if merges:
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5))
+    else:  # a run without the MERGE scaling case (e.g. --no-core): no empty panel
+        fig, a1 = plt.subplots(1, 1, figsize=(7, 5))
     series: dict[str, list[tuple[int, float]]] = {}
     for r in rows:
         if r["contender"].startswith(("merge-scaling", "stream-latency")):
@@ -519,19 +527,17 @@ def plot(s: dict[str, Any], path: Path) -> bool:
         )
         a1.legend(fontsize=7)
         a1.grid(True, which="both", alpha=0.3)
-    for contender in ("merge-scaling", "merge-scaling-recipe"):
-        pts = sorted((r["table_rows"], r["median_s"]) for r in rows if r["contender"] == contender)
-        if pts:
-            label = "cdclake apply" if contender == "merge-scaling" else "recipe"
+    if merges:
+        for label, pts in merges.items():
             a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
-    a2.set(
-        xscale="log",
-        xlabel="rows already in the table",
-        ylabel="seconds (median)",
-        title=f"MERGE of a {s['settings']['merge_batch']:,}-change batch vs table size",
-    )
-    a2.legend()
-    a2.grid(True, which="both", alpha=0.3)
+        a2.set(
+            xscale="log",
+            xlabel="rows already in the table",
+            ylabel="seconds (median)",
+            title=f"MERGE of a {s['settings']['merge_batch']:,}-change batch vs table size",
+        )
+        a2.legend()
+        a2.grid(True, which="both", alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -557,12 +563,12 @@ def _throughput_bars(ax: Any, series: dict[str, list[tuple[int, float]]]) -> Non
     for i, v in zip(y, values, strict=True):
         ax.text(v, i, f" {v:,.0f}", va="center", fontsize=6)
     events = next(iter(series.values()))[0][0]
-    ax.set(
-        xscale="log",
+    ax.set(  # a linear axis from 0: a bar's length is its events/s
+        xlim=(0, max(values) * 1.15),
         xlabel="events / s (median; grey: floors and recipes, blue: cdclake)",
         title=f"Throughput at {events:,} events",
     )
-    ax.grid(True, axis="x", which="both", alpha=0.3)
+    ax.grid(True, axis="x", alpha=0.3)
 
 
 def write(s: dict[str, Any], out: Path, publish: Path | None) -> None:

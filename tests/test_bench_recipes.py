@@ -78,7 +78,11 @@ def test_a_run_of_one_event_count_plots_a_bar_per_contender_fastest_first() -> N
     report._throughput_bars(ax, series)
     labels = [t.get_text() for t in ax.get_yticklabels()]
     colours = [matplotlib.colors.to_hex(p.get_facecolor()) for p in ax.patches]
+    widths = [p.get_width() for p in ax.patches]
+    scale, left = ax.get_xscale(), ax.get_xlim()[0]
     plt.close(fig)
+    assert (scale, left) == ("linear", 0), "a bar's length is its events/s only from 0"
+    assert widths == [400.0, 300.0, 200.0, 80.0]
     assert labels == [
         "debezium recipe-typed-empty",
         "debezium floor-parse",
@@ -88,3 +92,24 @@ def test_a_run_of_one_event_count_plots_a_bar_per_contender_fastest_first() -> N
     grey, blue = matplotlib.colors.to_hex("tab:gray"), matplotlib.colors.to_hex("tab:blue")
     assert colours == [grey, grey, grey, blue]
     assert ax.get_title() == "Throughput at 10 events"
+
+
+def test_a_run_without_the_merge_scaling_case_plots_no_empty_panel(tmp_path: Path) -> None:
+    """``--no-core`` (streaming alone) has no MERGE scaling points: the chart is the throughput
+    panel alone, not beside an empty one."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [
+        {"contender": c, "format": "debezium", "events": 10, "eps": eps, "status": "ok"}
+        for c, eps in (("stream-apply", 8.0), ("stream-recipe-typed", 20.0))
+    ]
+    summary = {"results": rows, "settings": {"merge_batch": 10_000}}
+    assert report.plot(summary, tmp_path / "one.png")
+    merge = {"contender": "merge-scaling", "table_rows": 100, "median_s": 1.0}
+    rows.append({**rows[0], **merge})
+    assert report.plot(summary, tmp_path / "two.png")
+    one, two = plt.imread(tmp_path / "one.png"), plt.imread(tmp_path / "two.png")
+    assert one.shape[1] < 0.6 * two.shape[1], (one.shape, two.shape)
