@@ -495,11 +495,11 @@ def plot(s: dict[str, Any], path: Path) -> bool:
     except ImportError:
         return False
     rows = [r for r in s["results"] if r["status"] == "ok" and r["eps"]]
-    merges = {
-        label: sorted((r["table_rows"], r["median_s"]) for r in rows if r["contender"] == c)
+    merges = {  # the MERGE scaling case's points, by contender
+        label: pts
         for c, label in (("merge-scaling", "cdclake apply"), ("merge-scaling-recipe", "recipe"))
+        if (pts := sorted((r["table_rows"], r["median_s"]) for r in rows if r["contender"] == c))
     }
-    merges = {label: pts for label, pts in merges.items() if pts}
     if merges:
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(13, 5))
     else:  # a run without the MERGE scaling case (e.g. --no-core): no empty panel
@@ -527,9 +527,9 @@ def plot(s: dict[str, Any], path: Path) -> bool:
         )
         a1.legend(fontsize=7)
         a1.grid(True, which="both", alpha=0.3)
+    for label, pts in merges.items():
+        a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
     if merges:
-        for label, pts in merges.items():
-            a2.plot([p[0] for p in pts], [p[1] for p in pts], "-o", label=label)
         a2.set(
             xscale="log",
             xlabel="rows already in the table",
