@@ -17,7 +17,7 @@ suite() {
   bash scripts/prometheus.sh
   # shellcheck source=scripts/env.sh
   source scripts/env.sh
-  PYTHONPATH=src "$VENV/bin/python" tests/jvm_archive.py  # and tests/local_fs.py's jar
+  PYTHONPATH=src "$VENV/bin/python" tests/jvm_archive.py
   "$VENV/bin/python" -m pytest -q -n "${TEST_WORKERS:-2}" --dist loadgroup --durations=25 \
     --junitxml=test-times.xml tests
 }

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import jvm_archive
-import local_fs
 import pytest
 from pyspark.sql import SparkSession
 
@@ -33,12 +32,11 @@ and 500 CPU-seconds with G1, 306 s and 457 with ParallelGC (453 with SerialGC, 3
 
 def tiny_data_settings() -> dict[str, str]:
     """The settings of ``tests/spark-conf/spark-defaults.conf`` for the test session (whose
-    JVM keeps both JIT compilers), and the local file system of :mod:`local_fs`."""
+    JVM keeps both JIT compilers)."""
     lines = (SPARK_CONF_DIR / "spark-defaults.conf").read_text().splitlines()
     pairs = (line.split(None, 1) for line in lines if line.strip() and not line.startswith("#"))
     settings = {key: value.strip() for key, value in pairs}
-    options = f"{FULL_JIT} {jvm_archive.java_options()}"
-    return {**settings, **local_fs.settings(), "spark.driver.extraJavaOptions": options}
+    return {**settings, "spark.driver.extraJavaOptions": f"{FULL_JIT} {jvm_archive.java_options()}"}
 
 
 SERVICES = ("conformance", "e2e")

@@ -27,7 +27,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import local_fs
 from ports import free_port
 
 TESTS = Path(__file__).resolve().parent
@@ -49,23 +48,19 @@ def folder() -> Path:
     import pyspark
 
     jars = sorted(p.name for p in (Path(pyspark.__file__).parent / "jars").glob("*.jar"))
-    # the archive holds the class path it was made with, local_fs's jar on it
-    parts = [_java_version(), pyspark.__version__, *jars, str(local_fs.jar())]
-    key = hashlib.sha256("\n".join(parts).encode())
+    key = hashlib.sha256("\n".join([_java_version(), pyspark.__version__, *jars]).encode())
     cache = Path(os.environ.get("CDCLAKE_CACHE", Path.home() / ".cache" / "cdclake"))
     return cache / "jvm-archive" / key.hexdigest()[:16]
 
 
 def _properties(extra: str, path: Path) -> Path:
-    """The tests' settings with ``extra`` added to the driver's JVM options and the local file
-    system of :mod:`local_fs`, written to ``path`` (whole or not at all: every xdist worker
-    writes it)."""
+    """The tests' settings with ``extra`` added to the driver's JVM options, written to ``path``
+    (whole or not at all: every xdist worker writes it)."""
     lines = []
     for line in DEFAULTS.read_text().splitlines():
         if line.split(None, 1)[:1] == [DRIVER_OPTIONS]:
             line = f"{line} {extra}"
         lines.append(line)
-    lines += [f"{key} {value}" for key, value in local_fs.settings().items()]
     partial = path.with_name(f"{path.name}.{os.getpid()}")
     partial.write_text("\n".join(lines) + "\n")
     partial.replace(path)
@@ -84,8 +79,7 @@ def properties_file() -> Path:
     options = java_options()
     if not options:
         return DEFAULTS
-    digest = hashlib.sha256(DEFAULTS.read_bytes() + str(local_fs.settings()).encode())
-    digest = digest.hexdigest()[:8]
+    digest = hashlib.sha256(DEFAULTS.read_bytes()).hexdigest()[:8]
     props = folder() / f"spark-defaults-{digest}.conf"
     return props if props.is_file() else _properties(options, props)
 
@@ -143,7 +137,6 @@ def build() -> None:
     from cdclake.run.demo import SAMPLES
     from cdclake.run.kafka_tools import create_topic, produce
 
-    local_fs.build()
     where = folder()
     if (where / "driver.jsa").is_file():
         print(f"jvm archive: {where / 'driver.jsa'} (built before)")
