@@ -25,7 +25,7 @@ MAVEN_CENTRAL="${MAVEN_CENTRAL:-https://repo.maven.apache.org/maven2}"
 INSTALL_DIR="$CDCLAKE_CACHE/kafka/$KAFKA_VERSION"
 LIBS="$INSTALL_DIR/libs"
 HEAP="${KAFKA_HEAP:-512m}"
-START_TIMEOUT="${KAFKA_START_TIMEOUT:-60}"
+START_TIMEOUT="${KAFKA_START_TIMEOUT:-180}"
 
 say() { printf 'kafka: %s\n' "$*"; }
 die() { printf 'kafka: error: %s\n' "$*" >&2; exit 1; }

@@ -53,7 +53,7 @@ PG_JDBC_JAR="$CDCLAKE_CACHE/jars/postgresql-$PG_JDBC_VERSION.jar"
 # What Hive 2.3's own schema scripts record; Spark's built-in metastore client is Hive 2.3.
 HIVE_SCHEMA_VERSION=2.3.0
 THRIFT_MEMORY="${THRIFT_MEMORY:-1g}"
-START_TIMEOUT="${THRIFT_START_TIMEOUT:-120}"
+START_TIMEOUT="${THRIFT_START_TIMEOUT:-300}"
 
 say() { printf 'metastore: %s\n' "$*" >&2; }
 die() { printf 'metastore: error: %s\n' "$*" >&2; exit 1; }

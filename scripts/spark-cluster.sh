@@ -20,7 +20,7 @@ source "$ROOT/scripts/env.sh"
 
 CORES="${SPARK_WORKER_CORES:-1}"
 MEMORY="${SPARK_WORKER_MEMORY:-2g}"
-START_TIMEOUT="${SPARK_START_TIMEOUT:-60}"
+START_TIMEOUT="${SPARK_START_TIMEOUT:-180}"
 
 say() { printf 'spark-cluster: %s\n' "$*"; }
 die() { printf 'spark-cluster: error: %s\n' "$*" >&2; exit 1; }

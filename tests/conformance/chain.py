@@ -180,7 +180,7 @@ class Chain:
             self.connectors.append((db, schemas))
         for db, schemas in VARIANTS:
             _run(["bash", str(SCRIPTS / "debezium.sh"), "wait-streaming",
-                  *self._connector_args(db, schemas), "--timeout", "240"], env)  # fmt: skip
+                  *self._connector_args(db, schemas), "--timeout", "480"], env)  # fmt: skip
 
     def stream(self) -> int:
         """The seeded transactions on both databases; then wait until the topics are quiet."""
