@@ -36,7 +36,7 @@ BENCH = Path(__file__).resolve().parent
 
 def _comparable(df: DataFrame) -> DataFrame:
     """The changes without what set operations refuse (variants, maps) or need not compare."""
-    text = ("before", "after", "meta")
+    text = ("before", "after", "meta", "headers")
     return df.select(
         *[F.to_json(c).alias(c) if c in text else F.col(c) for c in df.columns if c != "raw"]
     )

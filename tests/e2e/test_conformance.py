@@ -24,7 +24,7 @@ pytestmark = pytest.mark.e2e
 
 # over 120 s (188 s), because: PostgreSQL, MariaDB, a broker and four Kafka Connect workers with
 # Debezium start, capture a seeded workload, and every captured topic is applied and compared
-@pytest.mark.timeout(1800)  # four Connect workers start one after another; a busy CI machine is slow
+@pytest.mark.timeout(1800)  # four Connect workers start in turn; a busy CI machine is slow
 def test_lake_equals_databases(spark: SparkSession, tmp_path: Path) -> None:
     transactions = int(os.environ.get("CDCLAKE_CONFORMANCE_TRANSACTIONS", "40"))
     chain = Chain(tmp_path / "chain", transactions=transactions, initial_rows=6, seed=11)
