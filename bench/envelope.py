@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import statistics
-import time
 from pathlib import Path
 
 from pyspark.sql import DataFrame
@@ -30,6 +28,7 @@ from rich.table import Table
 
 from bench import contenders as C
 from bench import data
+from bench.measure import noop_rounds
 
 BENCH = Path(__file__).resolve().parent
 
@@ -78,15 +77,8 @@ def main(argv: list[str] | None = None) -> None:
         differ = left.exceptAll(right).count() + right.exceptAll(left).count()
         console.log(f"typed from text and from images: {differ} changes differ")
         runs |= {"images envelope": images, "typed from images": from_images}
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for r in range(a.repeat):
-        for name, df in runs.items():
-            t0 = time.perf_counter()
-            df.write.format("noop").mode("overwrite").save()
-            times[name].append(time.perf_counter() - t0)
-        console.log(f"round {r + 1} of {a.repeat}")
+    median = noop_rounds(runs, a.repeat, console.log)
     spark.stop()
-    median = {k: statistics.median(v[1:] or v) for k, v in times.items()}
     table = Table("step", "median s", "events/s", "/ floor", title=f"{n:,} Debezium events")
     for name, secs in median.items():
         table.add_row(

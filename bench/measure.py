@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 MB = 1024 * 1024
 
@@ -147,6 +147,22 @@ class Measurement:
             "reason": self.reason,
             **self.extra,
         }
+
+
+def noop_rounds(
+    runs: dict[str, DataFrame], rounds: int, log: Callable[[str], object]
+) -> dict[str, float]:
+    """Each of ``runs`` written to Spark's ``noop`` sink (computed, nothing stored), interleaved
+    round by round; per run, the median seconds of the rounds after the first (a warm-up), or
+    of the only one."""
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for r in range(rounds):
+        for name, df in runs.items():
+            t0 = time.perf_counter()
+            df.write.format("noop").mode("overwrite").save()
+            times[name].append(time.perf_counter() - t0)
+        log(f"round {r + 1} of {rounds}")
+    return {k: statistics.median(v[1:] or v) for k, v in times.items()}
 
 
 def _r(x: float | None) -> float | None:

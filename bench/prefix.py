@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
 from pathlib import Path
 
 from pyspark.sql import Column, DataFrame
@@ -35,6 +33,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench import data
+from bench.measure import noop_rounds
 
 PAYLOAD = '"payload":'
 
@@ -107,15 +106,8 @@ def main(argv: list[str] | None = None) -> None:
         right = runs[cut].drop("token")
         differ = left.exceptAll(right).count() + right.exceptAll(left).count()
         console.log(f"{cut}: {differ} payloads differ from the value's parse")
-    times: dict[str, list[float]] = {k: [] for k in runs}
-    for r in range(a.repeat):
-        for name, df in runs.items():
-            t0 = time.perf_counter()
-            df.write.format("noop").mode("overwrite").save()
-            times[name].append(time.perf_counter() - t0)
-        console.log(f"round {r + 1} of {a.repeat}")
+    median = noop_rounds(runs, a.repeat, console.log)
     spark.stop()
-    median = {k: statistics.median(v[1:] or v) for k, v in times.items()}
     title = f"{n:,} Debezium values of {path.stat().st_size // n:,} bytes, prefix {len(prefix):,}"
     table = Table("case", "median s", "events/s", "over the prefix test s", title=title)
     for name, secs in median.items():

@@ -6,6 +6,8 @@
 #                              [--bootstrap HOST:PORT] [--rest-port N] [--run-dir DIR]
 #                              [--pg-schema NAME]
 #   scripts/debezium.sh wait-streaming <pg|mariadb> [--schemas true|false] [--timeout S]
+#   (start and wait-streaming give up after --timeout seconds, default $DEBEZIUM_START_TIMEOUT
+#   or 300: a busy CI machine took over 120 s to bring a worker's task up)
 #   scripts/debezium.sh stop   <pg|mariadb> [--schemas true|false]
 #   scripts/debezium.sh status <pg|mariadb> [--schemas true|false]
 #
