@@ -42,10 +42,12 @@ def values_file(n: int, out: Path) -> tuple[Path, str, str]:
     """The record values of the bench's first ``n`` Debezium events, one per line; the prefix
     of the first (its text up to and including ``"payload":``) and its row schema's fields."""
     path = out / f"debezium-values-{n}.jsonl"
+    first = ""
     with path.open("w", encoding="utf-8") as f:
         for e in data.events(n, max(n // 10, 1), 1):
-            f.write(data.debezium_record(e, n)[1] + "\n")
-    first = path.open(encoding="utf-8").readline()
+            value = data.debezium_record(e, n)[1]
+            first = first or value
+            f.write(value + "\n")
     prefix = first[: first.index(PAYLOAD) + len(PAYLOAD)]
     fields = json.loads(prefix[len('{"schema":') : -len("," + PAYLOAD)])["fields"]
     after = next(f for f in fields if f["field"] == "after")
