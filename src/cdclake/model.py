@@ -43,6 +43,10 @@ column          type                            meaning
 ``error``       string                          null for a good change; else why it is quarantined
 =============== =============================== ==================================================
 
+Inside a run, a batch typed by one plan may carry ``before``/``after`` as structs of that plan's
+columns instead (see :func:`cdclake.decode.type_known`'s ``struct_images``); what cdclake hands
+to users (``read_changes``, the consistency gate's pending table) always has the VARIANTs.
+
 Example::
 
     >>> from cdclake import read_changes

@@ -367,3 +367,58 @@ def test_a_known_schema_kafka_batch_parses_each_message_once(
     assert "$.schema.fields" in flat[0][:120]
     typed = changes.select("error", F.expr("variant_get(after, '$.id', 'int')").alias("id"))
     assert sorted((r["id"], r["error"]) for r in typed.collect()) == [(2, None), (3, None)]
+
+
+def test_a_batch_of_one_plan_carries_its_images_as_structs(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """With ``struct_images`` (what a run asks for, unless consistent), a one-pass batch whose
+    rows all take one plan carries ``before``/``after`` as structs of the table's types: no
+    VARIANT is built per row only to be cast back at the write. Two plans (here the table's two
+    schema versions): VARIANTs, as :data:`~cdclake.model.CHANGE_SCHEMA` says. The apply reads
+    a struct image by name."""
+    from pyspark.sql.types import LongType, StructField, StructType, VariantType
+
+    from cdclake.apply.batch import as_row
+    from cdclake.decode import configured_keys, type_known
+
+    known = KnownGroups()
+    run = _runner(spark, tmp_path / "lake", "debezium", known)
+    run([debezium(1, _row(1, 1), schema=DBZ_FIELDS)])
+    lines = [
+        debezium(2, _row(2, 2), schema=DBZ_FIELDS),
+        debezium(3, _row(1, 5), _row(1, 1), op="u", schema=DBZ_FIELDS),
+    ]
+
+    def typed(struct_images: bool) -> Any:
+        env, _ = one_pass_envelopes(
+            raw_from_lines(spark, lines), "debezium", DecodeOptions(), known
+        )
+        return type_known(configured_keys(env, DecodeOptions()), known, struct_images)
+
+    structs, variants = typed(True), typed(False)
+    after = structs.schema["after"].dataType
+    assert isinstance(after, StructType) and after.fieldNames() == ["id", "name", "qty"]
+    assert isinstance(variants.schema["after"].dataType, VariantType)
+    got = structs.orderBy("seq").select("after.id", "after.qty", "before.qty").collect()
+    assert [tuple(r) for r in got] == [(2, 2, None), (1, 5, 1)]
+    # read by name, not by position: a table whose columns come in another order, and one more
+    wanted = StructType(
+        [StructField("qty", LongType()), StructField("extra", LongType()), after["id"]]
+    )
+    rows = structs.orderBy("seq").select(as_row(structs, "after", wanted).alias("a")).collect()
+    assert [tuple(r["a"]) for r in rows] == [(2, None, 2), (5, None, 1)]
+    # a batch of the table's two schema versions: two plans, VARIANT images
+    lines = [
+        debezium(5, _row(5, 5, color="blue"), schema=WITH_COLOR),
+        debezium(6, _row(6, 6), schema=DBZ_FIELDS),
+    ]
+    run(lines)
+    variants = typed(True)
+    assert isinstance(variants.schema["after"].dataType, VariantType)
+    got = variants.orderBy("seq").select(
+        "error",
+        F.expr("variant_get(after, '$.id', 'int')"),
+        F.expr("variant_get(after, '$.color', 'string')"),
+    )
+    assert [tuple(r) for r in got.collect()] == [(None, 5, "blue"), (None, 6, None)]

@@ -475,6 +475,21 @@ def retrying_conflicts(
     raise AssertionError("unreachable")
 
 
+def as_row(changes: DataFrame, image: str, row_struct: StructType) -> Column:
+    """The row image ``image`` of ``changes`` as a ``row_struct``: a VARIANT image cast, a
+    struct image (:func:`cdclake.decode.type_known`'s ``struct_images``) taken column by column,
+    by name (a struct cast would pair fields by position), a column it lacks null."""
+    typed = changes.schema[image].dataType
+    if not isinstance(typed, StructType):
+        return F.col(image).cast(row_struct)
+    have = set(typed.fieldNames())
+    fields = [
+        (F.col(image)[f.name] if f.name in have else F.lit(None)).cast(f.dataType).alias(f.name)
+        for f in row_struct.fields
+    ]
+    return F.when(F.col(image).isNotNull(), F.struct(*fields))
+
+
 def apply_table(
     spark: SparkSession,
     target: tbl.Target,
@@ -520,7 +535,7 @@ def apply_table(
         [*synced.added, *ddl_defaults] if synced and not created else row_struct.fieldNames()
     )
     defaults = {**ddl_defaults, **defaults}
-    after = F.col("after").cast(row_struct)
+    after = as_row(data, "after", row_struct)
     if defaults and new_columns:
         after = _fill_defaults(after, row_struct, schemas, new_columns, defaults)
     rows = data.select(
@@ -531,7 +546,7 @@ def apply_table(
         "lineage",
         "unavailable",
         after.alias("a"),
-        F.col("before").cast(row_struct).alias("b"),
+        as_row(data, "before", row_struct).alias("b"),
     )
     if history is not None and scd_type == 2:
         log_path = target.history_log_path(table)

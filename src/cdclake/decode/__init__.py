@@ -427,9 +427,10 @@ def _text_struct(specs: Sequence[ColumnSpec]) -> StructType:
 
 
 def _typed_image(
-    text: Column, specs: Sequence[ColumnSpec], raw: Column | None = None
+    text: Column, specs: Sequence[ColumnSpec], raw: Column | None = None, struct: bool = False
 ) -> tuple[Column, Column, Column]:
-    """JSON text of a row image -> (variant of typed values, error, unavailable columns).
+    """JSON text of a row image -> (typed values, error, unavailable columns): the values as a
+    VARIANT, or with ``struct`` as a struct of the specs' types (see :func:`type_known`).
 
     ``raw``: the image already parsed with :func:`_text_struct` (a column of its own, so that
     the many references below do not parse the text again).
@@ -464,15 +465,16 @@ def _typed_image(
     error = F.when(
         not_object, F.concat(F.lit("row image is not a JSON object: "), F.substring(text, 1, 100))
     ).otherwise(F.coalesce(*errors, F.lit(None).cast("string")) if errors else F.lit(None))
-    variant = (
-        F.when(text.isNotNull(), F.to_variant_object(F.struct(*values)))
-        if values
-        else (F.when(text.isNotNull(), F.parse_json(F.lit("{}"))))
-    )
+    if struct:
+        image = F.when(text.isNotNull(), F.struct(*values))
+    elif values:
+        image = F.when(text.isNotNull(), F.to_variant_object(F.struct(*values)))
+    else:
+        image = F.when(text.isNotNull(), F.parse_json(F.lit("{}")))
     unavailable_col = (
         F.filter(F.array(*unavailable), lambda x: x.isNotNull()) if unavailable else F.array()
     )
-    return variant, error, unavailable_col.cast("array<string>")
+    return image, error, unavailable_col.cast("array<string>")
 
 
 def _key_error(specs: Sequence[ColumnSpec], key_columns: Column) -> Column:
@@ -544,9 +546,10 @@ def _typed_columns(
     before_raw: Column | None = None,
     after_raw: Column | None = None,
     key_columns: Column | None = None,
+    struct: bool = False,
 ) -> dict[str, Column]:
     """The typed columns of a change whose images have these columns (``key_columns``: the
-    change's key, when not its own ``key_columns``)."""
+    change's key, when not its own ``key_columns``; ``struct``: the images as structs)."""
     keys = F.col("key_columns") if key_columns is None else key_columns
     before_raw = (
         F.from_json(F.col("before_text"), _text_struct(specs)) if before_raw is None else before_raw
@@ -554,8 +557,8 @@ def _typed_columns(
     after_raw = (
         F.from_json(F.col("after_text"), _text_struct(specs)) if after_raw is None else after_raw
     )
-    before, before_err, _ = _typed_image(F.col("before_text"), specs, before_raw)
-    after, after_err, unavailable = _typed_image(F.col("after_text"), specs, after_raw)
+    before, before_err, _ = _typed_image(F.col("before_text"), specs, before_raw, struct)
+    after, after_err, unavailable = _typed_image(F.col("after_text"), specs, after_raw, struct)
     return {
         "before": before,
         "after": after,
@@ -700,11 +703,12 @@ def type_changes(
     table_schemas: TableSchemas = _no_tables,
     table_keys: TableKeys = _no_keys,
     known: KnownGroups | None = None,
+    struct_images: bool = False,
 ) -> DataFrame:
     """Envelopes -> canonical changes: type the row images, one small job to find schemas.
 
     ``known``: learns this batch's groups and their plans, for :func:`type_known` to type later
-    batches in one pass.
+    batches in one pass. ``struct_images``: as :func:`type_known`'s.
     """
     options = options or DecodeOptions()
     typable, imageless = _typable(), _imageless()
@@ -767,12 +771,18 @@ def type_changes(
         _Member(g[_FORMAT], g["table"], g["schema_token"], p)
         for g, p in zip(groups, plans, strict=True)
     ]
-    return _typed(env, members, typable, imageless)
+    return _typed(env, members, typable, imageless, struct_images=struct_images)
 
 
-def type_known(env: DataFrame, known: KnownGroups) -> DataFrame:
+def type_known(env: DataFrame, known: KnownGroups, struct_images: bool = False) -> DataFrame:
     """Envelopes -> canonical changes in one pass, with the plans ``known`` holds from earlier
     batches: no job runs here, and the envelopes need not be cached.
+
+    ``struct_images``: when every known group is typed by one plan (one table, or tables of
+    one layout), ``before`` and ``after`` are structs of that plan's columns and types rather
+    than :data:`~cdclake.model.CHANGE_SCHEMA`'s VARIANTs, for a reader that takes the images'
+    columns by name (:func:`cdclake.apply.apply_changes` does): no VARIANT is built per row
+    only to be cast back to the same types at the write.
 
     A change these plans cannot type exactly as :func:`type_changes` would (a schema version or
     a table not seen before, a schemaless image with a key its plan lacks, a change of
@@ -788,7 +798,7 @@ def type_known(env: DataFrame, known: KnownGroups) -> DataFrame:
     unknown = F.col("error").isNull() & (F.col("op") == Op.DDL)
     if REPARSE in env.columns:
         unknown = unknown | F.col(REPARSE)
-    return _typed(env, members, typable, imageless, unknown=unknown)
+    return _typed(env, members, typable, imageless, unknown, struct_images)
 
 
 def _group_order(item: tuple[tuple[str, str, str | None], object]) -> tuple[object, ...]:
@@ -858,21 +868,25 @@ def _typed(
     typable: Column,
     imageless: Column,
     unknown: Column | None = None,
+    struct_images: bool = False,
 ) -> DataFrame:
     """The changes of ``env``, each typable row typed by the plan of its group in ``members``.
     ``unknown`` (one pass): rows that must be typed in two passes, besides the typable rows of
-    no group, get the error :data:`NEW_SCHEMA`.
+    no group, get the error :data:`NEW_SCHEMA`. ``struct_images``: see :func:`type_known`.
 
     The expressions are built once per query for the same groups (:func:`replayed`): what they
     depend on is each group and its plan's signature (format, token, options, fitted column
-    types, keys; an error plan's names its error), and whether ``unknown`` is given (it,
-    ``typable`` and ``imageless`` depend on ``env``'s columns only)."""
+    types, keys; an error plan's names its error), whether ``unknown`` is given (it,
+    ``typable`` and ``imageless`` depend on ``env``'s columns only) and ``struct_images``."""
     key = (
         "typed",
         tuple((m.fmt, m.table, m.token, m.keyed, m.plan.signature) for m in members),
         unknown is None,
+        struct_images,
     )
-    return replayed(key, env, lambda e: _typed_plan(e, members, typable, imageless, unknown))
+    return replayed(
+        key, env, lambda e: _typed_plan(e, members, typable, imageless, unknown, struct_images)
+    )
 
 
 def _typed_plan(
@@ -881,6 +895,7 @@ def _typed_plan(
     typable: Column,
     imageless: Column,
     unknown: Column | None = None,
+    struct_images: bool = False,
 ) -> DataFrame:
     plans = [m.plan for m in members]
     # Groups that type their rows alike (tables of one layout: shards, tenants, partitions)
@@ -912,6 +927,14 @@ def _typed_plan(
     }
     out["error"] = F.coalesce(F.col("error"), imageless)
     parsed: dict[str, Column] = {}  # each plan's images parsed once, in a projection of its own
+    # one plan for every row: its images as structs of its types, when the caller reads them
+    # so (no VARIANT built here and cast back at the write)
+    one = by_shape[0] if len(by_shape) == 1 else None
+    image_type = (
+        row_struct(one.specs) if struct_images and one and one.error is None and one.specs else None
+    )
+    if image_type is not None:
+        out["before"] = out["after"] = F.lit(None).cast(image_type)
     images = all(c in env.columns for c in IMAGE_COLUMNS)  # parsed with the message
     for i, plan in sorted(by_shape.items()):
         mine = F.col("_plan") == i
@@ -932,7 +955,11 @@ def _typed_plan(
                 else F.from_json(F.col(f"{image}_text"), _text_struct(plan.specs)),
             )
         typed_columns = _typed_columns(
-            plan.specs, F.col(f"_before{i}"), F.col(f"_after{i}"), key_columns
+            plan.specs,
+            F.col(f"_before{i}"),
+            F.col(f"_after{i}"),
+            key_columns,
+            struct=image_type is not None,
         )
         for name, typed in typed_columns.items():
             out[name] = F.when(mine, typed).otherwise(out[name])
@@ -947,9 +974,10 @@ def _typed_plan(
     staged = env.withColumn("_plan", index)
     if parsed:
         staged = staged.withColumns(parsed)
-    return staged.select(
-        *[out[f.name].cast(f.dataType).alias(f.name) for f in CHANGE_SCHEMA.fields]
-    )
+    types = {f.name: f.dataType for f in CHANGE_SCHEMA.fields}
+    if image_type is not None:
+        types["before"] = types["after"] = image_type
+    return staged.select(*[out[n].cast(t).alias(n) for n, t in types.items()])
 
 
 def _new_keys(specs: Sequence[ColumnSpec]) -> Column:

@@ -136,10 +136,17 @@ class _BatchRun:
     count_rows: bool
     record_sources: bool = True
 
+    @property
+    def struct_images(self) -> bool:
+        """Whether the changes carry their images as structs (see
+        :func:`cdclake.decode.type_known`): yes, unless a consistent run's gate keeps them in its
+        pending table, as :data:`cdclake.model.CHANGE_SCHEMA` says."""
+        return not self.config.consistent
+
     def one_pass(self, raw: DataFrame, known: KnownGroups) -> BatchResult:
         env, tagged = one_pass_envelopes(raw, self.config.format, self.options, known)
         try:
-            changes = type_known(configured_keys(env, self.options), known)
+            changes = type_known(configured_keys(env, self.options), known, self.struct_images)
             result = self._apply(changes, {}, one_pass=True)
         finally:
             if tagged is not None:
@@ -163,6 +170,7 @@ class _BatchRun:
                 lambda t: target.schema(spark, t),
                 lambda t: target.keys(spark, t),
                 known,
+                self.struct_images,
             )
             release_detection(env)  # the DDL and typing jobs have read the envelopes
             changes = hand_over(changes, env)  # apply_changes frees them once it has its own
