@@ -35,11 +35,13 @@ from cdclake.errors import DecodeError, TableError
 from cdclake.formats.base import (
     DETECTED,
     IMAGE_COLUMNS,
+    LANE,
     NO_VALUE,
     REPARSE,
     ColumnSpec,
     DecodeOptions,
     Format,
+    Lane,
     detection_type,
     parse_detection,
     select_envelope,
@@ -100,7 +102,7 @@ def text_spec(name: str, data_type: DataType) -> ColumnSpec:
 
 
 def envelopes(
-    raw: DataFrame, format_name: str, options: DecodeOptions
+    raw: DataFrame, format_name: str, options: DecodeOptions, learn: bool = False
 ) -> tuple[DataFrame, DataFrame | None]:
     """Raw records -> envelopes of one format, or of every format detected (``auto``).
 
@@ -108,18 +110,22 @@ def envelopes(
     (:func:`only_format`). Otherwise the raw records tagged with their format are persisted
     (each format's envelope reads its slice of them) and returned second, for the caller to
     release once the envelopes are materialized.
+
+    ``learn``: the envelopes of a format that has lanes carry their :data:`LANE` key, for
+    :func:`type_changes` to learn them (an input of several formats learns none).
     """
     raw = with_order(raw)
     resolved = _resolved(raw, format_name)
     if resolved is None:
         return _mixed_envelopes(raw, options)
     fmt = formats.get(resolved)
-    env = replayed(
-        ("envelope", fmt.name, repr(options)),
-        raw,
-        lambda r: fmt.envelope(r, options).withColumn(_FORMAT, F.lit(fmt.name)),
-    )
-    return env, None
+
+    def build(r: DataFrame) -> DataFrame:
+        env = fmt.learning_envelope(r, options) if learn else None
+        env = fmt.envelope(r, options) if env is None else env
+        return env.withColumn(_FORMAT, F.lit(fmt.name))
+
+    return replayed(("envelope", fmt.name, repr(options), learn), raw, build), None
 
 
 def _resolved(raw: DataFrame, format_name: str) -> str | None:
@@ -588,8 +594,10 @@ def decode_envelopes(
     options: DecodeOptions | None = None,
     *,
     lean: bool = True,
+    learn: bool = False,
 ) -> DataFrame:
     """Raw records -> envelopes (persisted: typing and DDL handling read them again).
+    ``learn``: see :func:`envelopes`.
 
     With ``auto`` the records tagged with their format stay persisted until
     :func:`release_detection` (call it once a job has read ``env``): no job of its own
@@ -604,7 +612,7 @@ def decode_envelopes(
     (bench/README.md, issue 36 step 16).
     """
     options = options or DecodeOptions()
-    env, tagged = envelopes(raw, format_name, options)
+    env, tagged = envelopes(raw, format_name, options, learn)
     env = configured_keys(env, options)
     if lean:
         env = text_where_bad(env)
@@ -715,7 +723,11 @@ def type_changes(
     groups = (
         env.filter(typable)
         .groupBy(_FORMAT, "table", "schema_token")
-        .agg(F.max(F.size("key_columns")).alias("keyed"), F.count(F.lit(1)).alias("n"))
+        .agg(
+            F.max(F.size("key_columns")).alias("keyed"),
+            F.count(F.lit(1)).alias("n"),
+            *([_lanes_seen()] if known is not None and LANE in env.columns else []),
+        )
         .collect()
     )
     groups.sort(key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""))
@@ -774,6 +786,21 @@ def type_changes(
     return _typed(env, members, typable, imageless, struct_images=struct_images)
 
 
+def _lanes_seen() -> Column:
+    """The lanes of a group's messages (:data:`LANE`), with what a lane decides: the source's
+    connector and the key's columns (a key configured by the user decides nothing)."""
+    lane = F.col(LANE)
+    mine = lane.isNotNull() & (F.col("key_source") != KeySource.CONFIG)
+    seen = F.struct(
+        lane["hash"].alias("hash"),
+        lane["check"].alias("check"),
+        lane["plain_key"].alias("plain_key"),
+        F.col("meta")["connector"].alias("connector"),
+        F.col("key_columns").alias("key_columns"),
+    )
+    return F.collect_set(F.when(mine, seen)).alias("lanes")
+
+
 def type_known(env: DataFrame, known: KnownGroups, struct_images: bool = False) -> DataFrame:
     """Envelopes -> canonical changes in one pass, with the plans ``known`` holds from earlier
     batches: no job runs here, and the envelopes need not be cached.
@@ -807,6 +834,9 @@ def _group_order(item: tuple[tuple[str, str, str | None], object]) -> tuple[obje
     return fmt, table, token is not None, token or ""
 
 
+LANES_MAX = 1000
+"""The most lanes a stream learns (each is a few comparisons per message)."""
+
 IMAGE_FIELDS_MAX = 1000
 """The most columns the row images of a one-pass batch are parsed into (see
 :func:`one_pass_envelopes`); with more, the images are parsed from their text."""
@@ -825,12 +855,13 @@ def one_pass_envelopes(
     fmt = formats.get(resolved)
     images = known.images(fmt.name)
     if images is not None:
+        lanes = known.lanes(fmt.name)
 
         def build(r: DataFrame) -> DataFrame | None:
-            env = fmt.envelope_with_images(r, options, images)
+            env = fmt.envelope_with_images(r, options, images, lanes)
             return None if env is None else env.withColumn(_FORMAT, F.lit(fmt.name))
 
-        key = ("envelope with images", fmt.name, repr(options), images.json())
+        key = ("envelope with images", fmt.name, repr(options), images.json(), lanes)
         env = replayed(key, raw, build)
         if env is not None:
             return env, None
@@ -1027,21 +1058,46 @@ class KnownGroups:
     """
 
     plans: dict[tuple[str, str, str | None], tuple[bool, _Plan]] = field(default_factory=dict)
+    _lanes: dict[tuple[str, int], Lane | None] = field(default_factory=dict)
+    """(format, lane hash) -> the lane; None: seen with two different outcomes, never used."""
 
     def __bool__(self) -> bool:
         return bool(self.plans)
 
     def learn(self, groups: Sequence[Row], plans: Sequence[_Plan]) -> None:
-        """Keep the plans of a batch typed in two passes; they replace those of its tables."""
+        """Keep the plans of a batch typed in two passes; they replace those of its tables.
+        The lanes its groups' messages took (:func:`envelopes` with ``learn``) are kept too."""
         tables = {g["table"] for g in groups}
         self.plans = {k: v for k, v in self.plans.items() if k[1] not in tables}
         for g, p in zip(groups, plans, strict=True):
             if g["schema_token"] is None and p.error is not None:
                 continue  # a schemaless group's error came from its values: not for later rows
             self.plans[(g[_FORMAT], g["table"], g["schema_token"])] = (bool(g["keyed"]), p)
+        for g in groups:
+            for seen in g.asDict().get("lanes") or ():
+                self._learn_lane(g[_FORMAT], g["schema_token"], seen)
+
+    def _learn_lane(self, fmt: str, token: str | None, seen: Row) -> None:
+        if token is None or seen["connector"] is None or len(self._lanes) >= LANES_MAX:
+            return
+        keys = None if seen["plain_key"] else tuple(seen["key_columns"])
+        lane = Lane(int(seen["hash"]), int(seen["check"]), token, seen["connector"], keys)
+        at = (fmt, lane.hash)
+        if self._lanes.setdefault(at, lane) != lane:
+            self._lanes[at] = None  # one start, two outcomes: the start does not decide them
+
+    def lanes(self, format_name: str) -> tuple[Lane, ...]:
+        """The lanes of ``format_name`` whose schema token one of the plans types."""
+        tokens = {token for fmt, _, token in self.plans if fmt == format_name}
+        return tuple(
+            lane
+            for (fmt, _), lane in sorted(self._lanes.items(), key=lambda kv: kv[0])
+            if fmt == format_name and lane is not None and lane.schema_token in tokens
+        )
 
     def forget(self) -> None:
         self.plans.clear()
+        self._lanes.clear()
 
     def images(self, format_name: str) -> StructType | None:
         """The columns of the row images the plans of ``format_name`` type, as their converters

@@ -17,7 +17,7 @@ A format overrides:
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -154,7 +154,11 @@ class Format(ABC):
         return None
 
     def envelope_with_images(
-        self, raw: DataFrame, options: DecodeOptions, images: StructType
+        self,
+        raw: DataFrame,
+        options: DecodeOptions,
+        images: StructType,
+        lanes: Sequence[Lane] = (),
     ) -> DataFrame | None:
         """:meth:`envelope`, with each row image read in the message's own parse as ``images``
         (a struct of STRING fields: every column the caller has a typing plan for) into the
@@ -162,7 +166,16 @@ class Format(ABC):
         whether there is an image (the text ``{}``), and :data:`REPARSE` marks the messages whose
         value did not parse that way (an image that is not a JSON object, invalid JSON), which
         the caller decodes again from :meth:`envelope`. None: the format does not offer this
-        (the caller parses the images' text)."""
+        (the caller parses the images' text).
+
+        ``lanes``: what :meth:`learning_envelope` learned; a message of one of them may take a
+        shorter way to the same envelope row."""
+        return None
+
+    def learning_envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame | None:
+        """:meth:`envelope` plus the extra column :data:`LANE`: for each message that a later
+        :meth:`envelope_with_images` could read by a :class:`Lane`, the lane's key (a struct
+        of ``hash`` and ``check``), else null. None: the format has no lanes."""
         return None
 
     @abstractmethod
@@ -188,6 +201,25 @@ IMAGE_COLUMNS = ("before_image", "after_image")
 REPARSE = "reparse"
 """The column :meth:`Format.envelope_with_images` adds: the message needs
 :meth:`Format.envelope`."""
+LANE = "_lane"
+"""The column :meth:`Format.learning_envelope` adds: the message's :class:`Lane` key."""
+
+
+@dataclass(frozen=True)
+class Lane:
+    """Messages whose text starts the same way, and whose envelope rows therefore share what
+    that start decides: their ``schema_token``, their source's ``connector`` and their key's
+    columns (None: each message's own key tells them). A format that offers lanes
+    (:meth:`Format.learning_envelope`) reads a message of a known lane without what its generic
+    envelope spends on those: the schema section and the key are not parsed, and the position
+    is read the connector's way only. ``hash`` and ``check``: two hashes of the start (64 and
+    32 bits), which a message must match both."""
+
+    hash: int
+    check: int
+    schema_token: str
+    connector: str
+    key_columns: tuple[str, ...] | None
 
 
 def json_list_token(schema_token: str, what: str) -> list[Any]:

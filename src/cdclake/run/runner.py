@@ -158,7 +158,9 @@ class _BatchRun:
         config, spark = self.config, self.spark
         target = Target(config.target, dict(config.table_map))
         # a consistent batch may hold its changes back in the pending table, text and all
-        env = decode_envelopes(raw, config.format, self.options, lean=not config.consistent)
+        env = decode_envelopes(
+            raw, config.format, self.options, lean=not config.consistent, learn=known is not None
+        )
         try:
             txn = Txn(spark, self.app_id, self.batch_id)
             ddl = apply_ddl_records(env, target, config.ddl_policy(), txn)

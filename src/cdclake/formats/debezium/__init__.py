@@ -50,20 +50,24 @@ decoder can tell apart from a signed bigint.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import reduce
 from typing import TYPE_CHECKING, ClassVar
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StructField, StructType
+from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from cdclake.formats.base import (
     IMAGE_COLUMNS,
+    LANE,
+    MALFORMED,
     REPARSE,
     TOMBSTONE,
     ColumnSpec,
     DecodeOptions,
     Format,
+    Lane,
     input_order,
     json_list_token,
     parse_value,
@@ -204,22 +208,26 @@ def _position(src: Column, total_order: Column) -> Column:
     sqlserver = F.array(
         *_lsn_parts(src["commit_lsn"]), *_lsn_parts(src["change_lsn"]), _num(src["event_serial_no"])
     )
-    binlog_no = F.regexp_extract(src["file"], r"(\d+)$", 1).try_cast("bigint")
-    # MySQL/MariaDB: every event of one transaction carries the transaction's `pos`; `row` only
-    # counts rows inside one binlog rows event, so the order inside a transaction comes from
-    # transaction.total_order (-1 without transaction metadata: then a delete and re-insert of
-    # one key in one transaction tie, and only the input order of one batch separates them).
-    mysql = F.array(
-        F.coalesce(binlog_no, F.lit(-1)), _num(src["pos"]), _num(total_order), _num(src["row"])
-    )
     return (
         F.when(connector == "sqlserver", sqlserver)
         .when(connector == "postgresql", F.array(_num(src["lsn"])))
-        .when(connector.isin("mysql", "mariadb"), mysql)
+        .when(connector.isin("mysql", "mariadb"), _binlog_position(src, total_order))
         .when(src["lsn"].isNotNull(), F.array(_num(src["lsn"])))
         .when(src["commit_scn"].isNotNull(), F.array(_num(src["commit_scn"]), _num(src["scn"])))
         .when(src["scn"].isNotNull(), F.array(_num(src["scn"])))
         .when(_input_ordered(src), input_order())
+    )
+
+
+def _binlog_position(src: Column, total_order: Column) -> Column:
+    """A MySQL/MariaDB event's position. Every event of one transaction carries the
+    transaction's ``pos``; ``row`` only counts rows inside one binlog rows event, so the order
+    inside a transaction comes from ``transaction.total_order`` (-1 without transaction
+    metadata: then a delete and re-insert of one key in one transaction tie, and only the input
+    order of one batch separates them)."""
+    binlog_no = F.regexp_extract(src["file"], r"(\d+)$", 1).try_cast("bigint")
+    return F.array(
+        F.coalesce(binlog_no, F.lit(-1)), _num(src["pos"]), _num(total_order), _num(src["row"])
     )
 
 
@@ -275,11 +283,12 @@ def _source_id(src: Column, key: Column) -> Column:
     )
 
 
-def _parsed_key(key: Column) -> Column:
+def _parsed_key(key: Column, where: Column | None = None) -> Column:
     """The record key read once (its own column: see :func:`_key_columns`): the payload as text,
-    and the key's own field names (an envelope has exactly ``schema`` and ``payload``)."""
+    and the key's own field names (an envelope has exactly ``schema`` and ``payload``); only
+    ``where`` it holds, when given."""
     return F.when(
-        key.isNotNull(),
+        key.isNotNull() if where is None else key.isNotNull() & where,
         F.struct(
             F.get_json_object(key, "$.payload").alias("payload"),
             F.array_sort(F.json_object_keys(key)).alias("fields"),
@@ -325,12 +334,30 @@ class DebeziumFormat(Format):
         return self._envelope(raw, None)
 
     def envelope_with_images(
-        self, raw: DataFrame, options: DecodeOptions, images: StructType
+        self,
+        raw: DataFrame,
+        options: DecodeOptions,
+        images: StructType,
+        lanes: Sequence[Lane] = (),
     ) -> DataFrame | None:
-        return self._envelope(raw, images)
+        return self._envelope(raw, images, lanes)
 
-    def _envelope(self, raw: DataFrame, images: StructType | None) -> DataFrame:
-        staged = _staged(raw, images)
+    def learning_envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame | None:
+        return self._envelope(raw, None, learn=True)
+
+    def _envelope(
+        self,
+        raw: DataFrame,
+        images: StructType | None,
+        lanes: Sequence[Lane] = (),
+        learn: bool = False,
+    ) -> DataFrame:
+        if lanes:
+            assert images is not None, "lanes read the images in the message's parse"
+            raw = _in_lanes(raw, images, lanes)
+        elif learn:
+            raw = with_lane_key(raw)
+        staged = _staged(raw, images, ~F.col(_FAST) if lanes else None)
         b, headers, tombstone, src = F.col("_b"), F.col("headers"), F.col(TOMBSTONE), F.col("_src")
         is_flat = F.col("_flat") | F.col("_flat_delete")
         op_code = _op_code(b, headers)
@@ -366,30 +393,44 @@ class DebeziumFormat(Format):
             )
             .when(status.isNotNull(), body["id"])
         )
+        key_source = F.when(record_key, F.lit(KeySource.RECORD_KEY)).otherwise(
+            F.lit(KeySource.NONE)
+        )
+        columns = {
+            "table": table,
+            "op": op,
+            "key_columns": F.when(record_key, _key_columns(F.col("key"), F.col("_key"))).otherwise(
+                F.array().cast("array<string>")
+            ),
+            "key_source": key_source,
+            "before_text": before,
+            "after_text": after,
+            "schema_token": token,
+            "position": F.when(is_data | body["ddl"].isNotNull(), position),
+            "source_ts": F.timestamp_millis(
+                F.coalesce(src["ts_ms"], F.when(~is_flat, body["ts_ms"])).try_cast("bigint")
+            ),
+            "detail": detail,
+            "meta": _meta(src, body),
+            "error": error,
+        }
+        if lanes:
+            assert extra is not None
+            fast = F.col(_FAST)
+            lean, lean_extra = _lane_columns(lanes)
+            columns = {n: F.when(fast, lean[n]).otherwise(c) for n, c in columns.items()}
+            extra = {n: F.when(fast, lean_extra[n]).otherwise(c) for n, c in extra.items()}
+        if learn:
+            # a message of the envelope form, its payload a change (not a flattened row)
+            lane = F.col("_lane_key")
+            extra = {**(extra or {}), LANE: F.when(F.col("_enveloped") & ~is_flat, lane)}
         return select_envelope(
             staged,
             extra,
-            table=table,
-            op=op,
-            key_columns=F.when(record_key, _key_columns(F.col("key"), F.col("_key"))).otherwise(
-                F.array().cast("array<string>")
-            ),
-            key_source=F.when(record_key, F.lit(KeySource.RECORD_KEY)).otherwise(
-                F.lit(KeySource.NONE)
-            ),
-            before_text=before,
-            after_text=after,
-            schema_token=token,
-            position=F.when(is_data | body["ddl"].isNotNull(), position),
             seq=F.col("lineage"),
-            source_ts=F.timestamp_millis(
-                F.coalesce(src["ts_ms"], F.when(~is_flat, body["ts_ms"])).try_cast("bigint")
-            ),
             lineage=F.col("lineage"),
             raw=F.col("raw"),
-            detail=detail,
-            meta=_meta(src, body),
-            error=error,
+            **columns,
         )
 
     def typed_spec(
@@ -406,6 +447,170 @@ class DebeziumFormat(Format):
         from cdclake.formats.debezium import encode as _encode_debezium
 
         return _encode_debezium.encode(changes, options)
+
+
+# ---- lanes: messages whose Connect JSON starts as a known one's (see Lane) -----------------
+#
+# Kafka's JsonConverter writes ``{"schema":...,"payload":...}``, the schema first, the same text
+# for every message of one table version; a key in that form likewise. A message whose value and
+# key start as those of a message an earlier batch typed (the text before the first
+# ``"payload"``, by two hashes) has that message's row schema, and its key the same columns: its
+# payload alone is parsed, and the position is read the connector's way only. Whatever the lane
+# cannot read exactly as the generic envelope would (not a row change, another connector, a
+# payload that does not parse, no table or position) takes the generic envelope, in the same
+# projection: each message is parsed once, by one of the two.
+
+_PAYLOAD = '"payload"'
+_ENVELOPE_START = '{"schema"'
+_PLAIN_KEY = "{}"
+"""A lane key's part for a record key that is a plain JSON object (its columns: its keys)."""
+_FAST, _LANE_INDEX, _LEAN = "_fast", "_lane_index", "_lean"
+_ROW_OPS = ("c", "u", "d", "r")
+
+
+def _head(text: Column) -> Column:
+    """The text before the first ``"payload"`` (all of it when there is none)."""
+    return F.substring_index(text, _PAYLOAD, 1)
+
+
+def _enveloped(text: Column, head: Column) -> Column:
+    """Whether ``head`` (:func:`_head` of ``text``) is a Connect JSON envelope's: ``text``
+    starts with ``{"schema"`` and ``head`` ends with a comma."""
+    return F.startswith(text, F.lit(_ENVELOPE_START)) & F.endswith(F.rtrim(head), F.lit(","))
+
+
+def with_lane_key(raw: DataFrame) -> DataFrame:
+    """``raw`` plus ``_lane_key``: a message's lane (``hash``, ``check``, ``plain_key``), from
+    the head of its value with the head of its key, or :data:`_PLAIN_KEY` for a plain key (an
+    object without ``"payload"`` or escapes that could spell it); null when the value or the
+    key is of neither form, or for a line that is a record object. The heads are cut once, in
+    a projection of their own (each is read several times)."""
+    value, key = F.col("raw"), F.col("key")
+    staged = raw.withColumns(
+        {"_value_head": F.when(~F.col("nested"), _head(value)), "_key_head": _head(key)}
+    )
+    value_head, key_head = F.col("_value_head"), F.col("_key_head")
+    plain = ~key.contains(_PAYLOAD) & ~key.contains("\\u")
+    key_part = F.when(_enveloped(key, key_head), key_head).when(plain, F.lit(_PLAIN_KEY))
+    staged = staged.withColumn("_key_part", key_part)
+    key_part = F.col("_key_part")
+    known = _enveloped(value, value_head) & (key.isNull() | key_part.isNotNull())
+    lane = F.struct(
+        F.xxhash64(value_head, key_part).alias("hash"),
+        F.hash(value_head, key_part).alias("check"),
+        (key_part == F.lit(_PLAIN_KEY)).alias("plain_key"),
+    )
+    return staged.withColumn("_lane_key", F.when(known, lane)).drop(
+        "_value_head", "_key_head", "_key_part"
+    )
+
+
+def _lean_type(images: StructType) -> StructType:
+    """The parse of a lane's message: its payload only (Jackson skips the schema section)."""
+    payload = _value_type(images)["payload"]
+    return StructType([payload, StructField(MALFORMED, StringType())])
+
+
+def _in_lanes(raw: DataFrame, images: StructType, lanes: Sequence[Lane]) -> DataFrame:
+    """``raw`` plus which lane each message takes (:data:`_LANE_INDEX`), its payload parsed
+    (:data:`_LEAN`, only for those) and whether the lane reads it (:data:`_FAST`)."""
+    index = F.create_map(*[x for i, lane in enumerate(lanes) for x in (F.lit(lane.hash), F.lit(i))])
+    checks = F.array(*[F.lit(lane.check) for lane in lanes])
+    staged = with_lane_key(raw)
+    lk = F.col("_lane_key")
+    i = index[lk["hash"]]
+    staged = staged.withColumn(_LANE_INDEX, F.when(F.get(checks, i) == lk["check"], i))
+    options = {"columnNameOfCorruptRecord": MALFORMED}
+    lean = F.from_json(
+        F.when(F.col(_LANE_INDEX).isNotNull(), F.col("raw")), _lean_type(images), options
+    )
+    staged = staged.withColumn(_LEAN, lean)
+    b = F.col(_LEAN)["payload"]
+    src = b["source"]
+    connector = F.get(F.array(*[F.lit(lane.connector) for lane in lanes]), F.col(_LANE_INDEX))
+    position = _lanes_position(lanes, src, b["transaction"]["total_order"])
+    fast = (
+        F.col(_LEAN)[MALFORMED].isNull()
+        & b["op"].isin(*_ROW_OPS)
+        & b["ddl"].isNull()
+        & b["status"].isNull()
+        & (src["connector"] == connector)
+        & _table(src).isNotNull()
+        & position.isNotNull()
+        & _position_error(src, position).isNull()
+    )
+    return staged.withColumns({"_lean_pos": position, _FAST: F.coalesce(fast, F.lit(False))})
+
+
+def _lanes_position(lanes: Sequence[Lane], src: Column, total_order: Column) -> Column:
+    """:func:`_position` for the connectors of ``lanes``: one expression when they share one."""
+    position = None
+    for connector in sorted({lane.connector for lane in lanes}, reverse=True):
+        mine = _connector_position(connector, src, total_order)
+        position = (
+            mine
+            if position is None
+            else F.when(src["connector"] == connector, mine).otherwise(position)
+        )
+    assert position is not None
+    return position
+
+
+def _connector_position(connector: str, src: Column, total_order: Column) -> Column:
+    """The position :func:`_position` reads for a ``source.connector`` of ``connector``."""
+    kind = connector.lower() if connector.lower() in ORDERED_CONNECTORS else None
+    if kind == "sqlserver":
+        return F.array(
+            *_lsn_parts(src["commit_lsn"]),
+            *_lsn_parts(src["change_lsn"]),
+            _num(src["event_serial_no"]),
+        )
+    if kind == "postgresql":
+        return F.array(_num(src["lsn"]))
+    if kind in ("mysql", "mariadb"):
+        return _binlog_position(src, total_order)
+    return _position(src, total_order)
+
+
+def _lane_columns(lanes: Sequence[Lane]) -> tuple[dict[str, Column], dict[str, Column]]:
+    """The envelope's columns and extra columns of a message the lanes read (:data:`_FAST`)."""
+    b = F.col(_LEAN)["payload"]
+    src = b["source"]
+    body = {f: b[f] for f, _ in _BODY}
+    lane = F.col(_LANE_INDEX)
+
+    def pick(values: list[Column]) -> Column:
+        return F.get(F.array(*values), lane)
+
+    empty = F.array().cast("array<string>")
+    keys = pick(
+        [
+            F.lit(None).cast("array<string>")
+            if ln.key_columns is None
+            else F.array(*map(F.lit, ln.key_columns)).cast("array<string>")
+            for ln in lanes
+        ]
+    )
+    key = F.col("key")
+    plain_keys = F.coalesce(F.json_object_keys(key), empty)
+    columns = {
+        "table": _table(src),
+        "op": lookup(OPS)[b["op"]],
+        "key_columns": F.when(key.isNull(), empty).otherwise(F.coalesce(keys, plain_keys)),
+        "key_source": F.when(key.isNotNull(), F.lit(KeySource.RECORD_KEY)).otherwise(
+            F.lit(KeySource.NONE)
+        ),
+        "before_text": F.when(b["before"].isNotNull(), F.lit("{}")),
+        "after_text": F.when(b["after"].isNotNull(), F.lit("{}")),
+        "schema_token": pick([F.lit(ln.schema_token) for ln in lanes]),
+        "position": F.col("_lean_pos"),
+        "source_ts": F.timestamp_millis(F.coalesce(src["ts_ms"], b["ts_ms"]).try_cast("bigint")),
+        "detail": F.lit(None).cast("string"),
+        "meta": _meta(src, body),
+        "error": F.lit(None).cast("string"),
+    }
+    extra = {IMAGE_COLUMNS[0]: b["before"], IMAGE_COLUMNS[1]: b["after"], REPARSE: F.lit(False)}
+    return columns, extra
 
 
 def _op(b: Column, headers: Column, op_code: Column, src: Column) -> Column:
@@ -515,13 +720,14 @@ def _op_code(b: Column, headers: Column) -> Column:
     return F.when(F.col("_flat"), flat.added(b, headers, "op")).otherwise(b["op"])
 
 
-def _staged(raw: DataFrame, images: StructType | None) -> DataFrame:
+def _staged(raw: DataFrame, images: StructType | None, generic: Column | None = None) -> DataFrame:
     """The parsed messages with what several columns of the envelope read: the body (``_b``:
     the payload, or the value itself without the schema envelope), whether it is a flattened
     row (``_flat``, ``_flat_delete``), its source block (``_src``), op, position and table.
     Each is computed once, in a projection of its own: read inside conditional branches,
-    Spark would evaluate it again per reference."""
-    parsed = parse_value(raw, _value_type(images), record_fields=True)
+    Spark would evaluate it again per reference. ``generic``: the messages to parse (the others
+    took a lane, :func:`_in_lanes`); all when None."""
+    parsed = parse_value(raw, _value_type(images), record_fields=True, where=generic)
     v = F.col("_v")
     bare = F.struct(*[v[n].alias(n) for n, _ in _BODY])
     staged = parsed.select(
@@ -532,7 +738,7 @@ def _staged(raw: DataFrame, images: StructType | None) -> DataFrame:
         F.when(v["payload"].isNotNull(), v["payload"]).otherwise(bare).alias("_b"),
         v["payload"].isNotNull().alias("_enveloped"),
         v["schema"]["name"].alias("_schema_name"),
-        _parsed_key(F.col("key")).alias("_key"),
+        _parsed_key(F.col("key"), generic).alias("_key"),
     )
     b = F.col("_b")
     headers = F.col("headers")
