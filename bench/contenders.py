@@ -87,25 +87,63 @@ def apply(spark: SparkSession, path: Path, fmt: str, target: Path, scd_type: int
     return run
 
 
-def _runner_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known: object) -> object:
-    """``path`` applied as one micro-batch of a stream whose plans ``known`` holds (a
-    :class:`cdclake.decode.KnownGroups`): the runner's path; returns its ``BatchResult``."""
+def kafka_rows(spark: SparkSession, path: Path) -> DataFrame:
+    """The records of ``path`` as Spark's Kafka source delivers them to a stream's batch
+    (binary key and value, headers, one partition), written once as Parquet beside it: what
+    :func:`stream_batch` reads, so that its batch decodes records as a stream's does (a file's
+    record lines are another input, which a stream never reads)."""
+    from cdclake import sources
+
+    out = path.with_name(path.name + ".kafka.parquet")
+    if not (out / "_SUCCESS").exists():
+        raw = sources.read_files(spark, [str(path)])
+        # a record line's key and headers are in its text (read_files leaves them there)
+        key = F.coalesce(sources.record_field(F.col("raw"), "key"), F.col("key"))
+        own = F.coalesce(sources.record_field(F.col("raw"), "headers"), F.col("headers"))
+        headers = F.transform(
+            F.map_entries(F.coalesce(own, F.create_map().cast("map<string,string>"))),
+            lambda e: F.struct(e["key"].alias("key"), e["value"].cast("binary").alias("value")),
+        )
+        raw.select(
+            key.cast("binary").alias("key"),
+            F.col("value").cast("binary").alias("value"),
+            F.lit("bench").alias("topic"),
+            F.lit(0).alias("partition"),
+            F.col("lineage")["offset"].alias("offset"),
+            F.current_timestamp().alias("timestamp"),
+            F.lit(0).alias("timestampType"),
+            headers.alias("headers"),
+        ).write.mode("overwrite").parquet(str(out))
+    return spark.read.parquet(str(out))
+
+
+def _runner_batch(
+    spark: SparkSession, rows: DataFrame, fmt: str, target: Path, known: object
+) -> object:
+    """Kafka source ``rows`` (:func:`kafka_rows`) applied as one micro-batch of a stream whose
+    plans ``known`` holds (a :class:`cdclake.decode.KnownGroups`): the runner's path, its
+    message count observed as a stream's is; returns its ``BatchResult``."""
+    from pyspark.sql import Observation
+
     from cdclake import sources
     from cdclake.config import ApplyConfig
     from cdclake.run.runner import apply_raw
 
     config = ApplyConfig(
-        format=fmt, inputs=(str(path),), target=str(target), keys=primary_keys(fmt) or {}
+        format=fmt, inputs=("kafka",), target=str(target), keys=primary_keys(fmt) or {}
     )
-    raw, messages = sources.read_files_counted(spark, [str(path)])
-    return apply_raw(raw, config, messages=messages, known=known)  # type: ignore[arg-type]
+    counted = Observation()
+    raw = sources.from_kafka_df(rows.observe(counted, F.count(F.lit(1)).alias("n")))
+    return apply_raw(raw, config, messages=lambda: counted.get["n"], known=known)  # type: ignore[arg-type]
 
 
 def stream_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known: object) -> Job:
-    """A stream's next batch, typed in one pass with the plans of the stream's first batch."""
+    """A stream's next batch (the records of ``path`` as the Kafka source gives them), typed in
+    one pass with the plans of the stream's first batch."""
+    rows = kafka_rows(spark, path)
 
     def run() -> object:
-        result = _runner_batch(spark, path, fmt, target, known)
+        result = _runner_batch(spark, rows, fmt, target, known)
         if not result.one_pass:  # type: ignore[attr-defined]
             raise RuntimeError("the stream's batch was not typed in one pass")
         return result
@@ -114,15 +152,11 @@ def stream_batch(spark: SparkSession, path: Path, fmt: str, target: Path, known:
 
 
 def learn_plans(spark: SparkSession, path: Path, fmt: str, lake: Path, lines: int = 1000) -> object:
-    """The plans a stream's first batch (the first ``lines`` events of ``path``, applied to a
+    """The plans a stream's first batch (the first ``lines`` records of ``path``, applied to a
     lake of its own, in two passes) makes: a :class:`cdclake.decode.KnownGroups`."""
-    from itertools import islice
-
     from cdclake.decode import KnownGroups
 
-    first = lake.parent / f"{lake.name}-first.jsonl"
-    with open(path) as f:
-        first.write_text("".join(islice(f, lines)))
+    first = kafka_rows(spark, path).orderBy("offset").limit(lines)
     known = KnownGroups()
     _runner_batch(spark, first, fmt, lake, known)
     return known

@@ -186,10 +186,6 @@ def test_envelopes_with_lanes_are_the_generic_envelopes(
     assert _fast_rows(raw, learned) == fast
 
 
-def _last(kind: str) -> bool:
-    return kind != "truncate"
-
-
 def test_a_kafka_stream_with_lanes_writes_what_two_passes_write(
     spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -201,11 +197,6 @@ def test_a_kafka_stream_with_lanes_writes_what_two_passes_write(
     batches = [
         [_message(i, "sqlserver", "connect", "insert") for i in range(9)],
         [_message(20 + i, "sqlserver", "connect", k) for i, k in enumerate(FAST_KINDS * 2)],
-        # the truncate first: what comes after it stays in the table
-        [
-            _message(40 + i, "sqlserver", "connect", k)
-            for i, k in enumerate(sorted(KINDS, key=_last))
-        ],
     ]
     offset = 0
     for i, lines in enumerate(batches):

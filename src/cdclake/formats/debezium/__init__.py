@@ -527,19 +527,26 @@ def _in_lanes(raw: DataFrame, images: StructType, lanes: Sequence[Lane]) -> Data
     staged = staged.withColumn(_LEAN, lean)
     b = F.col(_LEAN)["payload"]
     src = b["source"]
+    # in projections of their own: each is read by the test below and by the envelope
+    staged = staged.withColumns(
+        {
+            "_lean_pos": _lanes_position(lanes, src, b["transaction"]["total_order"]),
+            "_lean_table": _table(src),
+        }
+    )
     connector = F.get(F.array(*[F.lit(lane.connector) for lane in lanes]), F.col(_LANE_INDEX))
-    position = _lanes_position(lanes, src, b["transaction"]["total_order"])
+    position = F.col("_lean_pos")
     fast = (
         F.col(_LEAN)[MALFORMED].isNull()
         & b["op"].isin(*_ROW_OPS)
         & b["ddl"].isNull()
         & b["status"].isNull()
         & (src["connector"] == connector)
-        & _table(src).isNotNull()
+        & F.col("_lean_table").isNotNull()
         & position.isNotNull()
         & _position_error(src, position).isNull()
     )
-    return staged.withColumns({"_lean_pos": position, _FAST: F.coalesce(fast, F.lit(False))})
+    return staged.withColumn(_FAST, F.coalesce(fast, F.lit(False)))
 
 
 def _lanes_position(lanes: Sequence[Lane], src: Column, total_order: Column) -> Column:
@@ -594,7 +601,7 @@ def _lane_columns(lanes: Sequence[Lane]) -> tuple[dict[str, Column], dict[str, C
     key = F.col("key")
     plain_keys = F.coalesce(F.json_object_keys(key), empty)
     columns = {
-        "table": _table(src),
+        "table": F.col("_lean_table"),
         "op": lookup(OPS)[b["op"]],
         "key_columns": F.when(key.isNull(), empty).otherwise(F.coalesce(keys, plain_keys)),
         "key_source": F.when(key.isNotNull(), F.lit(KeySource.RECORD_KEY)).otherwise(
