@@ -418,7 +418,8 @@ class DebeziumFormat(Format):
             assert extra is not None
             fast = F.col(_FAST)
             lean, lean_extra = _lane_columns(lanes)
-            columns = {n: F.when(fast, lean[n]).otherwise(c) for n, c in columns.items()}
+            # the others (the key's source, the lineage) are the same expression either way
+            columns |= {n: F.when(fast, c).otherwise(columns[n]) for n, c in lean.items()}
             extra = {n: F.when(fast, lean_extra[n]).otherwise(c) for n, c in extra.items()}
         if learn:
             # a message of the envelope form, its payload a change (not a flattened row)
@@ -580,7 +581,8 @@ def _connector_position(connector: str, src: Column, total_order: Column) -> Col
 
 
 def _lane_columns(lanes: Sequence[Lane]) -> tuple[dict[str, Column], dict[str, Column]]:
-    """The envelope's columns and extra columns of a message the lanes read (:data:`_FAST`)."""
+    """The envelope's columns and extra columns of a message the lanes read (:data:`_FAST`),
+    where they differ from the generic envelope's."""
     b = F.col(_LEAN)["payload"]
     src = b["source"]
     body = {f: b[f] for f, _ in _BODY}
@@ -604,9 +606,6 @@ def _lane_columns(lanes: Sequence[Lane]) -> tuple[dict[str, Column], dict[str, C
         "table": F.col("_lean_table"),
         "op": lookup(OPS)[b["op"]],
         "key_columns": F.when(key.isNull(), empty).otherwise(F.coalesce(keys, plain_keys)),
-        "key_source": F.when(key.isNotNull(), F.lit(KeySource.RECORD_KEY)).otherwise(
-            F.lit(KeySource.NONE)
-        ),
         "before_text": F.when(b["before"].isNotNull(), F.lit("{}")),
         "after_text": F.when(b["after"].isNotNull(), F.lit("{}")),
         "schema_token": pick([F.lit(ln.schema_token) for ln in lanes]),
