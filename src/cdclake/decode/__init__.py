@@ -787,17 +787,11 @@ def type_changes(
 
 
 def _lanes_seen() -> Column:
-    """The lanes of a group's messages (:data:`LANE`), with what a lane decides: the source's
-    connector and the key's columns (a key configured by the user decides nothing)."""
+    """The lanes of a group's messages (:data:`LANE`), with the key's columns they decide (a
+    key configured by the user decides nothing)."""
     lane = F.col(LANE)
     mine = lane.isNotNull() & (F.col("key_source") != KeySource.CONFIG)
-    seen = F.struct(
-        lane["hash"].alias("hash"),
-        lane["check"].alias("check"),
-        lane["plain_key"].alias("plain_key"),
-        F.col("meta")["connector"].alias("connector"),
-        F.col("key_columns").alias("key_columns"),
-    )
+    seen = lane.withField("key_columns", F.col("key_columns"))
     return F.collect_set(F.when(mine, seen)).alias("lanes")
 
 

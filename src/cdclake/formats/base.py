@@ -174,8 +174,9 @@ class Format(ABC):
 
     def learning_envelope(self, raw: DataFrame, options: DecodeOptions) -> DataFrame | None:
         """:meth:`envelope` plus the extra column :data:`LANE`: for each message that a later
-        :meth:`envelope_with_images` could read by a :class:`Lane`, the lane's key (a struct
-        of ``hash`` and ``check``), else null. None: the format has no lanes."""
+        :meth:`envelope_with_images` could read by a :class:`Lane`, a struct of the lane's
+        ``hash`` and ``check``, ``plain_key`` (the key's columns are each message's own) and
+        ``connector``; else null. None: the format has no lanes."""
         return None
 
     @abstractmethod

@@ -205,17 +205,21 @@ def _position(src: Column, total_order: Column) -> Column:
     ``total_order`` is the event's ``transaction.total_order`` (null without transaction metadata).
     """
     connector = _connector(src)
-    sqlserver = F.array(
-        *_lsn_parts(src["commit_lsn"]), *_lsn_parts(src["change_lsn"]), _num(src["event_serial_no"])
-    )
     return (
-        F.when(connector == "sqlserver", sqlserver)
+        F.when(connector == "sqlserver", _sqlserver_position(src))
         .when(connector == "postgresql", F.array(_num(src["lsn"])))
         .when(connector.isin("mysql", "mariadb"), _binlog_position(src, total_order))
         .when(src["lsn"].isNotNull(), F.array(_num(src["lsn"])))
         .when(src["commit_scn"].isNotNull(), F.array(_num(src["commit_scn"]), _num(src["scn"])))
         .when(src["scn"].isNotNull(), F.array(_num(src["scn"])))
         .when(_input_ordered(src), input_order())
+    )
+
+
+def _sqlserver_position(src: Column) -> Column:
+    """A SQL Server event's position: its commit LSN, change LSN and serial number."""
+    return F.array(
+        *_lsn_parts(src["commit_lsn"]), *_lsn_parts(src["change_lsn"]), _num(src["event_serial_no"])
     )
 
 
@@ -423,7 +427,7 @@ class DebeziumFormat(Format):
             extra = {n: F.when(fast, lean_extra[n]).otherwise(c) for n, c in extra.items()}
         if learn:
             # a message of the envelope form, its payload a change (not a flattened row)
-            lane = F.col("_lane_key")
+            lane = F.col("_lane_key").withField("connector", src["connector"])
             extra = {**(extra or {}), LANE: F.when(F.col("_enveloped") & ~is_flat, lane)}
         return select_envelope(
             staged,
@@ -568,11 +572,7 @@ def _connector_position(connector: str, src: Column, total_order: Column) -> Col
     """The position :func:`_position` reads for a ``source.connector`` of ``connector``."""
     kind = connector.lower() if connector.lower() in ORDERED_CONNECTORS else None
     if kind == "sqlserver":
-        return F.array(
-            *_lsn_parts(src["commit_lsn"]),
-            *_lsn_parts(src["change_lsn"]),
-            _num(src["event_serial_no"]),
-        )
+        return _sqlserver_position(src)
     if kind == "postgresql":
         return F.array(_num(src["lsn"]))
     if kind in ("mysql", "mariadb"):
