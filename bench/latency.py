@@ -296,16 +296,22 @@ def run_latency(
     )
     batches: list[Any] = []
     failure: list[BaseException] = []
+    counted = _BatchCounter(spark, work / "lake")
+
+    def each(m: Any) -> None:
+        counted(m)
+        batches.append(m)
 
     def query() -> None:
         try:
-            run_kafka(spark, config, batches.append)
+            run_kafka(spark, config, each)
         except BaseException as e:
             failure.append(e)
 
     thread = threading.Thread(target=query, name="bench-latency-query", daemon=True)
     thread.start()
     running = _wait_ready(spark, failure)
+    counted.group = str(running.runId)  # the query's jobs are in its run's job group
     t0 = time.perf_counter()
     try:
         n, produce_s, produced = produce_apart(
@@ -356,6 +362,55 @@ def run_latency(
         "rows_ok": rows == expected and messages == n + produced.ends_sent,
         "latency_p50_s": round(quantile(lat, 0.5), 3),
         "latency_p95_s": round(quantile(lat, 0.95), 3),
+        "latency_p99_s": round(quantile(lat, 0.99), 3),
         "latency_max_s": round(max(lat), 3),
         "visible_from": visible,
+        "steady_batch": counted.steady(batches),
     }
+
+
+class _BatchCounter:
+    """Per batch of the query (its callback, once the batch has committed): the Spark jobs it
+    ran (its run's job group, once :attr:`group` is known) and the Delta commits it made in the
+    lake."""
+
+    def __init__(self, spark: SparkSession, lake: Path) -> None:
+        self.tracker, self.lake = spark.sparkContext.statusTracker(), lake
+        self.group: str | None = None
+        self.seen: set[int] = set()
+        self.commits = 0
+        self.by_batch: dict[int, tuple[int | None, int]] = {}
+
+    def __call__(self, m: Any) -> None:
+        jobs = None
+        if self.group is not None:
+            ids = set(self.tracker.getJobIdsForGroup(self.group))
+            jobs, self.seen = len(ids - self.seen), self.seen | ids
+        commits = sum(1 for _ in self.lake.glob("**/_delta_log/*.json"))
+        self.by_batch[m.batch_id] = (jobs, commits - self.commits)
+        self.commits = commits
+
+    def steady(self, batches: list[Any]) -> dict[str, Any] | None:
+        """The breakdown of the median steady batch (by wall time; from the third batch that
+        read events, or the last one in a run too short to have one: ``steady`` False): its
+        seconds by step, Spark jobs and Delta commits."""
+        from cdclake.run.summary import timing
+
+        read = [m for m in batches if m.result.messages]
+        steady = sorted(read[2:] or read[-1:], key=lambda m: sum(m.result.seconds.values()))
+        if not steady:
+            return None
+        m = steady[len(steady) // 2]
+        jobs, commits = self.by_batch.get(m.batch_id, (None, None))
+        return {
+            "batch_id": m.batch_id,
+            "of": len(steady),
+            "steady": len(read) > 2,
+            "messages": m.result.messages,
+            "seconds": round(sum(m.result.seconds.values()), 3),
+            "steps": {k: round(v, 3) for k, v in m.result.seconds.items()},
+            "table_steps": {k: round(v, 3) for k, v in m.result.table_seconds().items()},
+            "jobs": jobs,
+            "commits": commits,
+            "line": timing(m.result),
+        }

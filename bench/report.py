@@ -252,7 +252,9 @@ def streaming_headline(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "stream_ratio_against": best["contender"] if best else None,
         "stream_latency_p50_s": lat.get("latency_p50_s") if lat else None,
         "stream_latency_p95_s": lat.get("latency_p95_s") if lat else None,
+        "stream_latency_p99_s": lat.get("latency_p99_s") if lat else None,
         "stream_latency_max_s": lat.get("latency_max_s") if lat else None,
+        "stream_steady_batch": lat.get("steady_batch") if lat else None,
         "stream_latency_rate_eps": lat.get("rate_eps") if lat else None,
         "stream_latency_batches": lat.get("batches") if lat else None,
         "stream_latency_events": lat.get("produced") if lat else None,
@@ -274,7 +276,7 @@ def consistent_headline(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
     for c, r in lat.items():
         key = "consistent" if c == "consistent" else "consistent_default"
-        for q in ("p50", "p95"):
+        for q in ("p50", "p95", "p99"):
             out[f"{key}_latency_{q}_s"] = r.get(f"latency_{q}_s") if r else None
     return out
 
@@ -472,9 +474,10 @@ def _cases_section(results: list[dict[str, Any]]) -> list[str]:
                 f"{r.get('seconds')} s, trigger {r.get('trigger')}, {r.get('batches')} batches; "
                 f"latency produce -> visible ({r.get('visible_from')}) "
                 f"p50 {_fmt(r.get('latency_p50_s'))} s, "
-                f"p95 {_fmt(r.get('latency_p95_s'))} s, max {_fmt(r.get('latency_max_s'))} s; "
+                f"p95 {_fmt(r.get('latency_p95_s'))} s, p99 {_fmt(r.get('latency_p99_s'))} s, "
+                f"max {_fmt(r.get('latency_max_s'))} s; "
                 f"rows: {r.get('rows')} (expected {r.get('expected_rows')})"
-            )
+            ) + _steady_batch(r.get("steady_batch"))
         else:
             detail = (
                 f"{r['events']:,} events from Kafka, max offsets per trigger "
@@ -484,6 +487,18 @@ def _cases_section(results: list[dict[str, Any]]) -> list[str]:
             )
         lines.append(f"- **{c}** ({r['events']:,} events): {detail}")
     return lines
+
+
+def _steady_batch(b: dict[str, Any] | None) -> str:
+    """A latency run's median steady batch, step by step (see :func:`bench.latency.run_latency`)."""
+    if not b:
+        return ""
+    return (
+        f"; its median steady batch (batch {b['batch_id']}, the median of {b['of']}"
+        f"{'' if b.get('steady', True) else ', not steady: the run had under 3 batches'}): "
+        f"{b['messages']:,} events, {b['jobs']} Spark jobs, {b['commits']} Delta commits, "
+        f"{b['line']}"
+    )
 
 
 def plot(s: dict[str, Any], path: Path) -> bool:

@@ -1,4 +1,4 @@
-"""A stream's steady micro-batches, one by one: seconds, Spark jobs and Delta commits of each.
+"""A stream's steady micro-batches, one by one: seconds (by step), Spark jobs and Delta commits.
 
 ``python -m bench.steady [--events-per-batch 300] [--batches 18] [--keys 200]`` (``src`` and the
 checkout on ``PYTHONPATH``). The bench's Debezium stream (inserts, 85 % updates, 15 % deletes)
@@ -68,6 +68,7 @@ from cdclake.decode import KnownGroups
 from cdclake.run.kafka_tools import source_rows
 from cdclake.run.runner import apply_raw
 from cdclake.run.streaming import process_batch
+from cdclake.run.summary import timing
 from cdclake.sources import raw_from_lines
 from cdclake.target_layout import TOMBSTONES
 
@@ -121,9 +122,11 @@ def main(argv: list[str] | None = None) -> None:
         lines = in_transactions(lines, args.transactions)
     n = len(lines) // batches  # with END records, a batch holds the same share of the input
     table = Table(
-        "batch", "seconds", "Spark jobs", "Delta commits", "one pass", "applied", "waiting"
-    )
+        "batch", "seconds", "Spark jobs", "Delta commits", "one pass", "applied", "waiting",
+        *[f"{step} s" for step in STEP_COLUMNS],
+    )  # fmt: skip
     seconds: list[float] = []
+    steady: list[Any] = []  # the warm batches' results: their seconds by step
     with tempfile.TemporaryDirectory(prefix="bench-steady-") as tmp:
         target = Path(tmp) / "lake"
         kafka: dict[str, Any] = (
@@ -171,21 +174,35 @@ def main(argv: list[str] | None = None) -> None:
             jobs = len(tracker.getJobIdsForGroup(f"steady-{b}"))
             if b >= 2:  # warm
                 seconds.append(took)
+                steady.append(result)
             table.add_row(
                 str(b), f"{took:.2f}", str(jobs), str(_commits(target) - before),
                 "yes" if result.one_pass else "no", str(result.applied), str(result.pending),
+                *_steps(result),
             )  # fmt: skip
             if recipe is not None:
                 recipe.batch(b, batch)
-    console = Console()
+    console = Console(width=max(Console().width, 132))  # the steps' columns, in a log too
     console.print(table)
     if seconds:
         console.print(_steady("steady batches", seconds, n))
+        median = sorted(steady, key=lambda r: sum(r.seconds.values()))[len(steady) // 2]
+        console.print(f"the median steady batch by step: {timing(median)}", highlight=False)
     if recipe is not None:
         console.print(recipe.table)
         console.print(_steady("the recipe's steady batches", recipe.seconds, n))
         ratio = statistics.median(recipe.seconds) / statistics.median(seconds)
         console.print(f"recipe / cdclake, median steady batch: {ratio:.2f}")
+
+
+STEP_COLUMNS = ("decode", "tables", "tombstones", "write", "record")
+"""A batch's seconds by step (:data:`cdclake.apply.results.STEPS`), and of its ``tables`` step
+what its writes and tombstones took (:data:`cdclake.apply.results.TABLE_STEPS`)."""
+
+
+def _steps(result: Any) -> list[str]:
+    took = {**result.table_seconds(), **result.seconds}
+    return [f"{took.get(step, 0.0):.2f}" for step in STEP_COLUMNS]
 
 
 def _steady(what: str, seconds: list[float], n: int) -> str:

@@ -451,7 +451,8 @@ def _latency_case(
     m = Measurement(name, "debezium", got["produced"], times=[got["produce_s"]])
     m.extra.update(got)
     log(
-        f"{name}: p50 {got['latency_p50_s']}s p95 {got['latency_p95_s']}s over "
+        f"{name}: p50 {got['latency_p50_s']}s p95 {got['latency_p95_s']}s "
+        f"p99 {got['latency_p99_s']}s over "
         f"{got['batches']} batches; rows {got['rows']} (expected {got['expected_rows']})"
     )
     bench.results.append(m)

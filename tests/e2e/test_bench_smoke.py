@@ -130,7 +130,17 @@ def test_bench_streaming_reports_throughput_and_latency(
         headline["stream_eps"] / recipes[faster], rel=0.01
     )
     p50, p95 = headline["stream_latency_p50_s"], headline["stream_latency_p95_s"]
-    assert 0 < p50 <= p95 <= headline["stream_latency_max_s"], last
+    p99 = headline["stream_latency_p99_s"]
+    assert 0 < p50 <= p95 <= p99 <= headline["stream_latency_max_s"], last
+    # one batch of the latency run, step by step: its steps add up to its time, and it ran
+    # jobs and committed to the target and to cdclake's record at least
+    b = headline["stream_steady_batch"]
+    assert {"decode", "tables", "record"} <= set(b["steps"]), b
+    assert sum(b["steps"].values()) == pytest.approx(b["seconds"], abs=0.01), b
+    assert b["table_steps"]["write"] <= b["steps"]["tables"], b
+    assert b["jobs"] > 0 and b["commits"] >= 2 and b["messages"] > 0, b
+    md = (out / "report.md").read_text()
+    assert f"{b['jobs']} Spark jobs, {b['commits']} Delta commits, {b['line']}" in md
     assert headline["stream_latency_batches"] >= 1 and headline["stream_latency_rows_ok"], last
     report = json.loads((out / "report.json").read_text())
     rows = {r["contender"]: r for r in report["results"] if r["contender"].startswith("stream-")}

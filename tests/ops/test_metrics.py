@@ -92,6 +92,18 @@ def test_metrics_after_apply_runs_equal_their_summaries(lake: Any) -> None:
     assert quarantined == folded(total.quarantine_reasons)
     assert len(total.quarantine_reasons) == 3 and len(quarantined) == 2
     assert got[("cdclake_batch_duration_seconds_count", ())] == 2
+    # where the batches' time went: each step once a batch, its seconds the results' own
+    step_sums = by_label(got, "cdclake_batch_step_seconds_sum", "step")
+    assert by_label(got, "cdclake_batch_step_seconds_count", "step") == dict.fromkeys(
+        ["decode", "quarantine", "tables", "record"], 2
+    )
+    assert step_sums == pytest.approx(total.seconds) and step_sums["decode"] > 0
+    writes = {
+        dict(labels)["table"]: v
+        for (n, labels), v in got.items()
+        if n == "cdclake_table_step_seconds_count" and dict(labels)["step"] == "write"
+    }
+    assert writes == {ITEMS: 2, ORDERS: 1}  # orders has no change in the second batch
 
     s = status()
     rows = by_label(got, "cdclake_table_rows", "table")

@@ -1,10 +1,11 @@
 """The Delta commits of a Kafka stream's steady batches (issue 36): one per table the batch
 touches (the target, and its tombstone log when the batch deletes) and one for cdclake's
 bookkeeping (``_cdc_sources``: the batch's source, input and table rows with its own record);
-none for a replay."""
+none for a replay; and where each batch's time went, step by step."""
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -55,16 +56,30 @@ def test_a_steady_batch_commits_once_to_each_table_and_a_replay_commits_nothing(
     batches = [inserts, updates_and_deletes, updates, updates]  # the last: a replay of batch 2
     ids, offsets = [0, 1, 2, 2], [0, 6, 9, 9]
 
-    added, one_pass = [], []
+    added, one_pass, steps = [], [], []
     for batch_id, lines, offset in zip(ids, batches, offsets, strict=True):
         before = _commits(target)
         kafka = source_rows(spark, lines, "t", offset)
+        started = time.perf_counter()
         metrics = process_batch(kafka, batch_id, config, "app", known=known)
+        wall = time.perf_counter() - started
         added.append(+(_commits(target) - before))
         one_pass.append(metrics.result.one_pass)
+        steps.append(metrics.result)
+        # the batch's steps cut its wall time: they add up to it, none counted twice
+        assert 0.95 * wall <= sum(metrics.result.seconds.values()) <= wall, metrics.result.seconds
 
     folder = next(p.name for p in target.iterdir() if not p.name.startswith("_"))
     tombstones = f"_cdc_tombstones/{folder}"
+    assert [set(r.seconds) for r in steps] == [{"decode", "quarantine", "tables", "record"}] * 4
+    # the table's share: its write each time, its tombstones in the batch that deletes
+    assert [sorted(t.seconds) for r in steps[:3] for t in r.tables.values()] == [
+        ["write"],
+        ["tombstones", "write"],
+        ["write"],
+    ]
+    for r in steps[:3]:
+        assert sum(r.table_seconds().values()) <= r.seconds["tables"]
     assert one_pass == [False, True, True, True]  # a steady batch: typed with the known plans
     assert added[1:] == [
         {folder: 1, tombstones: 1, "_cdc_sources": 1},

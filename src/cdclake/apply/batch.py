@@ -27,7 +27,7 @@ from cdclake.apply import liveness
 from cdclake.apply import tables as tbl
 from cdclake.apply.keyless import KEYLESS_FIELDS, apply_keyless
 from cdclake.apply.parallel import Task, run_all
-from cdclake.apply.results import BatchResult, TableResult, TableStats, Txn
+from cdclake.apply.results import BatchResult, Laps, TableResult, TableStats, Txn
 from cdclake.apply.rollup import roll_up
 from cdclake.apply.scd1 import apply_keyed, apply_truncates
 from cdclake.apply.scd2 import (
@@ -175,6 +175,7 @@ def apply_changes(
     parallel_tables: int = 4,
     one_pass: bool = False,
     record_sources: bool = True,
+    laps: Laps | None = None,
 ) -> BatchResult:
     """Apply canonical changes (:data:`cdclake.model.CHANGE_SCHEMA`) to the tables in ``target``.
 
@@ -192,7 +193,9 @@ def apply_changes(
     :class:`cdclake.decode.NeedsTwoPasses` before writing anything. ``record_sources`` False:
     the batch's rows of ``_cdc_sources`` (:mod:`cdclake.apply.liveness`) are left in
     ``result.sources_rows`` for the caller to write with its own (a Kafka batch's record, in
-    the same commit).
+    the same commit). ``laps``: the batch's clock, when its caller started it (the decode
+    before this call is the batch's too); ``result.seconds`` is its wall time by step
+    (:data:`cdclake.apply.results.STEPS`).
 
     A table whose column names Delta cannot hold or write (see
     :func:`cdclake.names.refusals`) has its changes quarantined with the reason. A table
@@ -213,7 +216,8 @@ def apply_changes(
         track_history_except_column_list,
         **({"batch_tag": f"{app_id}/{batch_id}"} if app_id is not None else {}),
     )
-    result = BatchResult()
+    laps = laps or Laps()
+    result = BatchResult(seconds=laps.seconds)
     keep = _table_filter(include, exclude)
     if keep is not None and one_pass:  # what needs two passes is counted, whatever its table
         keep = keep | F.col("error").eqNullSafe(NEW_SCHEMA)
@@ -228,6 +232,7 @@ def apply_changes(
         per_op, per_input, n_bad, per_source, n_new = _summarize(changes)  # computes the cache
         if one_pass and n_new:
             raise NeedsTwoPasses(n_new)
+        laps.lap("decode")
         tables = _data_tables(per_op, result)
         refused = refusals(
             {t: _union_struct(_schemas(p))[0] for t, p in tables.items()},
@@ -241,18 +246,21 @@ def apply_changes(
         bad = _Bad(changes, with_raw, n_bad, refused, records)
         bad.quarantine(tgt, tables, result, txn, batch_id, fail_on_bad_input)
         release(decoded)
+        laps.lap("quarantine")
         _apply_tables(
             changes, tables, result, parallel_tables,
             lambda name, parts: _table_task(
                 tgt, name, parts, txn, count_rows, added_defaults, history
             ),
         )  # fmt: skip
+        laps.lap("tables")
         applied = [r for r in per_op if r["table"] not in refused or r["op"] in CONTROL_OPS]
         rows = liveness.rows(tgt, per_source, per_input, applied, result, batch_id)
         if record_sources:
             liveness.write(spark, tgt, rows, txn)
         else:
             result.sources_rows = rows
+        laps.lap("record")
     finally:
         cached.unpersist()
         release(decoded)

@@ -24,7 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from cdclake.apply import tables as tbl
-from cdclake.apply.results import TableResult, Txn
+from cdclake.apply.results import TableResult, Txn, timed
 from cdclake.apply.scd1 import DELETED_FIELD, META_SET, ROW
 from cdclake.model import POSITION_COL, Op
 from cdclake.target_layout import DELETED_AT
@@ -76,7 +76,7 @@ def apply_keyless(
     try:
         result.ignored += ev.filter("_stale").count()
         per_content = _per_content(ev.filter(~F.col("_stale")))
-        with txn("merge"):
+        with txn("merge"), timed(result.seconds, "write"):
             merged = _merge_copies(spark, per_content, columns, path)
         row = merged.first()
         if row is not None:
@@ -85,7 +85,7 @@ def apply_keyless(
         gone = per_content.filter("final = 0").select(
             "h", F.col("position").alias(POSITION_COL), F.current_timestamp().alias(DELETED_AT)
         )
-        with txn("tombstones"):
+        with txn("tombstones"), timed(result.seconds, "tombstones"):
             (
                 DeltaTable.forPath(spark, tomb_path)
                 .alias("t")

@@ -5,6 +5,9 @@ module imports it, it imports none of them."""
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +15,51 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import StructType
 
 _log = logging.getLogger(__name__)
+
+STEPS = ("decode", "quarantine", "tables", "consistency", "record")
+"""The steps of a batch, in order (:attr:`BatchResult.seconds`); they cut its wall time:
+
+- ``decode``: reading the records, planning, decoding and typing them into the batch's cache,
+  and the batch's counts (the first action that reads the input; two passes when needed);
+- ``quarantine``: appending the bad records to ``_cdc_quarantine``;
+- ``tables``: writing the tables (:data:`TABLE_STEPS` tells what of it each table took);
+- ``consistency``: ``--consistent``'s gate keeping the changes of incomplete transactions;
+- ``record``: cdclake's bookkeeping (``_cdc_sources``, a stream's record of the batch)."""
+
+TABLE_STEPS = ("tombstones", "log", "write")
+"""What of a batch's ``tables`` step one table took (:attr:`TableResult.seconds`): recording
+its deletes' tombstones, appending to its history's log (SCD type 2), and the write itself (the
+MERGE, an initial load, a truncate's delete). The rest of the step is planning, counts and
+probes. Tables are written side by side, so their sums can exceed the step."""
+
+
+class Laps:
+    """A batch's wall time cut into its :data:`STEPS`: :meth:`lap` gives a step the time
+    since the lap before (or since the batch began)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def lap(self, step: str) -> None:
+        now = time.perf_counter()
+        self.seconds[step] = self.seconds.get(step, 0.0) + now - self._last
+        self._last = now
+
+
+@contextmanager
+def timed(seconds: dict[str, float], step: str) -> Iterator[None]:
+    """Add the wall time of the block to ``seconds[step]``."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        seconds[step] = seconds.get(step, 0.0) + time.perf_counter() - started
+
+
+def _add(into: dict[str, float], other: dict[str, float]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0.0) + v
 
 
 @dataclass
@@ -30,6 +78,7 @@ class TableResult:
     key_source: str = ""
     rows_now: int | None = None
     input_ordered: bool = False  # ordered by input order only: its source gives no position
+    seconds: dict[str, float] = field(default_factory=dict)  # by TABLE_STEPS
 
 
 @dataclass
@@ -52,6 +101,7 @@ class BatchResult:
     timed_out: list[str] = field(default_factory=list)
     # the batch's rows of _cdc_sources when its caller writes them (apply_changes' record_sources)
     sources_rows: list[dict[str, Any]] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time by STEPS
 
     @property
     def applied(self) -> int:
@@ -61,6 +111,13 @@ class BatchResult:
     def ignored(self) -> int:
         return sum(t.ignored for t in self.tables.values())
 
+    def table_seconds(self) -> dict[str, float]:
+        """The :data:`TABLE_STEPS` of the batch's tables, summed over the tables."""
+        total: dict[str, float] = {}
+        for t in self.tables.values():
+            _add(total, t.seconds)
+        return total
+
     def merge(self, other: BatchResult) -> None:
         for name, t in other.tables.items():
             mine = self.tables.setdefault(name, TableResult(name))
@@ -69,6 +126,7 @@ class BatchResult:
             mine.key_columns, mine.key_source = t.key_columns, t.key_source
             mine.input_ordered = mine.input_ordered or t.input_ordered
             mine.rows_now = t.rows_now
+            _add(mine.seconds, t.seconds)
         self.messages = (self.messages or 0) + (other.messages or 0)
         self.changes += other.changes
         self.control += other.control
@@ -81,6 +139,7 @@ class BatchResult:
             self.control_by_op[k] = self.control_by_op.get(k, 0) + v
         for k, v in other.quarantine_reasons.items():
             self.quarantine_reasons[k] = self.quarantine_reasons.get(k, 0) + v
+        _add(self.seconds, other.seconds)
 
 
 @dataclass(frozen=True)

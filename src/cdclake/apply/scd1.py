@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType, TimestampType
 
 from cdclake.apply import tables as tbl
-from cdclake.apply.results import TableResult, TableStats, Txn
+from cdclake.apply.results import TableResult, TableStats, Txn, timed
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
 from cdclake.names import needs_column_mapping
 from cdclake.target_layout import DELETED_AT
@@ -71,7 +71,7 @@ def apply_truncates(
             F.col("position") <= position_literal(stored)
         ).count()
     if batch_pos is not None and (stored is None or batch_pos > stored):
-        with txn("truncate"):
+        with txn("truncate"), timed(result.seconds, "write"):
             before = spark.read.format("delta").load(path).count()
             DeltaTable.forPath(spark, path).delete(
                 F.col(POSITION_COL) < position_literal(batch_pos)
@@ -397,14 +397,14 @@ def apply_keyed(
         tomb_path = target.tombstone_path(table)
         had_tombstones = DeltaTable.isDeltaTable(spark, tomb_path)
         if deletes:
-            record_tombstones(
-                spark, target, table, source, keys, key_types, txn, stats.deletes + stats.befores
-            )
+            at_most = stats.deletes + stats.befores
+            with timed(result.seconds, "tombstones"):
+                record_tombstones(spark, target, table, source, keys, key_types, txn, at_most)
         joined = _with_tombstones(spark, source, keys, tomb_path if had_tombstones else None)
         if empty:
             # the table is new, so it holds exactly the live rows
             from_commits = create is not None and not had_tombstones
-            with txn("merge"):
+            with txn("merge"), timed(result.seconds, "write"):
                 _load(joined, columns, path, create)
             n_source, ins = _initial_counts(
                 spark, joined, LIVE, path, tomb_path if deletes else None, from_commits
@@ -412,7 +412,7 @@ def apply_keyed(
             upd = dele = 0
             result.rows_now = ins
         else:
-            with txn("merge"):
+            with txn("merge"), timed(result.seconds, "write"):
                 merged = _merge(spark, joined, columns, keys, path)
             ins, upd, dele = _merge_counts(merged)
             # the MERGE's commit says how many source rows it read: no count of its own

@@ -47,7 +47,7 @@ from pyspark.sql.types import ArrayType, MapType, StringType, StructField, Struc
 from cdclake import globs
 from cdclake._spark.detach import detached
 from cdclake.apply import tables as tbl
-from cdclake.apply.results import TableResult, Txn
+from cdclake.apply.results import TableResult, Txn, timed
 from cdclake.apply.scd1 import ROW, UPSERT, expand
 from cdclake.errors import ConfigError
 from cdclake.model import (
@@ -364,7 +364,9 @@ def apply_history(
         )  # fmt: skip
         mark = {"batch": options.batch_tag, "before": before}
         mark["after"] = _later(after, counts["truncated"])
-        txn.append(fresh.coalesce(files), table.log_path, "history-log", metadata={WATERMARK: mark})
+        with timed(result.seconds, "log"):
+            log = fresh.coalesce(files)
+            txn.append(log, table.log_path, "history-log", metadata={WATERMARK: mark})
     finally:
         cached.unpersist()
         for df in held:
@@ -502,7 +504,7 @@ def _rebuild(
     new = versions(events, keys, columns, tracked)
     try:
         if table.empty:
-            with txn("merge"):
+            with txn("merge"), timed(result.seconds, "write"):
                 new.coalesce(files).write.format("delta").mode("append").save(table.path)
             result.inserted += spark.read.format("delta").load(table.path).count()
             return
@@ -556,7 +558,7 @@ def _replace(
     cond = " AND ".join(
         [*(f"t.{tbl.quote(k)} <=> s.{tbl.quote(k)}" for k in keys), f"t.{START_AT} = s.{START_AT}"]
     )
-    with txn("merge"):
+    with txn("merge"), timed(result.seconds, "write"):
         merged = (
             delta.alias("t")
             .merge(source.alias("s"), cond)

@@ -32,6 +32,8 @@ metric                                          type      labels
 ``cdclake_control_records_total``               counter   op
 ``cdclake_batches_total``                       counter
 ``cdclake_batch_duration_seconds``              histogram
+``cdclake_batch_step_seconds``                  histogram step
+``cdclake_table_step_seconds``                  histogram table, step
 ``cdclake_end_to_end_latency_seconds``          histogram table
 ``cdclake_kafka_lag_offsets``                   gauge     topic, partition
 =============================================== ========= ==================================
@@ -70,6 +72,9 @@ DEFAULT_HOST = "127.0.0.1"
 REASON_LENGTH = 90
 # seconds: a micro-batch takes from under a second to many minutes (a first snapshot)
 DURATION_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800)
+# a batch's steps (decode, tables, ...) and a table's (its MERGE, its tombstones): from tens of
+# milliseconds in a steady stream
+STEP_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800)
 # seconds from the source's commit to ours: the trigger interval plus a batch, or hours behind
 LATENCY_BUCKETS = (1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800, 3600, 4 * 3600, 24 * 3600)
 
@@ -225,6 +230,20 @@ class RunMetrics:
             "cdclake_batch_duration_seconds", "Time to apply a batch", registry=r,
             buckets=DURATION_BUCKETS,
         )  # fmt: skip
+        self.steps = Histogram(
+            "cdclake_batch_step_seconds",
+            "Wall time of a batch by step (decode, quarantine, tables, consistency, record)",
+            ["step"],
+            registry=r,
+            buckets=STEP_BUCKETS,
+        )
+        self.table_steps = Histogram(
+            "cdclake_table_step_seconds",
+            "Wall time of a table's write in a batch by step (tombstones, log, write)",
+            ["table", "step"],
+            registry=r,
+            buckets=STEP_BUCKETS,
+        )
         self.latency = Histogram(
             "cdclake_end_to_end_latency_seconds",
             "Source time of a batch's newest change of a table to the batch's commit",
@@ -280,6 +299,11 @@ class RunMetrics:
             self.control.labels(op).inc(n)
         self.batches.inc()
         self.duration.observe(max((finished - started).total_seconds(), 0.0))
+        for step, seconds in result.seconds.items():
+            self.steps.labels(step).observe(seconds)
+        for name, t in tables.items():
+            for step, seconds in t.seconds.items():
+                self.table_steps.labels(name, step).observe(seconds)
         for (topic, partition), n in (behind or {}).items():
             self.lag.labels(topic, str(partition)).set(n)
         status = self.refresh()

@@ -18,7 +18,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from cdclake import paths, sources
 from cdclake import phases as progress
 from cdclake.apply.batch import apply_changes
-from cdclake.apply.results import BatchResult, Txn
+from cdclake.apply.results import BatchResult, Laps, Txn
 from cdclake.apply.schema_changes import apply_ddl_records
 from cdclake.apply.tables import Target, rows_in
 from cdclake.config import ApplyConfig
@@ -82,6 +82,7 @@ def apply_raw(
     count_rows: bool = True,
     known: KnownGroups | None = None,
     record_sources: bool = True,
+    laps: Laps | None = None,
 ) -> BatchResult:
     """Decode and apply one batch of raw records. ``messages``: how many records ``raw`` holds,
     when the caller counted them already (the line numbers of files), or a function that says
@@ -95,8 +96,12 @@ def apply_raw(
     pass (:func:`cdclake.decode.type_known`); a batch that holds a new schema version, a new
     table or DDL is then decoded again in two passes, before anything is written. Either way
     ``known`` learns the plans a two-pass batch made.
+
+    ``laps``: the batch's clock (a stream's batch starts it before this call); the result's
+    ``seconds`` is the batch's wall time by step (:data:`cdclake.apply.results.STEPS`).
     """
     spark = raw.sparkSession
+    laps = laps or Laps()
     if messages is None:
         messages = sources.records_known(raw)
     cache_raw = messages is None  # only to count it
@@ -108,7 +113,7 @@ def apply_raw(
             messages = raw.count()
         progress.phase("decoding", "" if callable(messages) else f"{messages} messages")
         options = config.decode_options()
-        run = _BatchRun(spark, config, options, app_id, batch_id, count_rows, record_sources)
+        run = _BatchRun(spark, config, options, app_id, batch_id, count_rows, laps, record_sources)
         result = None
         if known:
             try:
@@ -134,6 +139,7 @@ class _BatchRun:
     app_id: str | None
     batch_id: int | None
     count_rows: bool
+    laps: Laps
     record_sources: bool = True
 
     @property
@@ -195,6 +201,7 @@ class _BatchRun:
         try:
             result = self._apply_changes(gate.released, added_defaults, one_pass)
             gate.close(result, Txn(self.spark, self.app_id, self.batch_id), self.batch_id)
+            self.laps.lap("consistency")
         finally:
             gate.release()
         return result
@@ -220,6 +227,7 @@ class _BatchRun:
             count_rows=self.count_rows,
             one_pass=one_pass,
             record_sources=self.record_sources,
+            laps=self.laps,
         )
 
 

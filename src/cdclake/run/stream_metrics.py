@@ -28,7 +28,7 @@ from pyspark.sql import SparkSession
 from cdclake.apply import liveness
 from cdclake.apply.results import BatchResult, Txn
 from cdclake.apply.tables import Target
-from cdclake.run.summary import reconciliation
+from cdclake.run.summary import reconciliation, timing
 
 _log = logging.getLogger(__name__)
 
@@ -123,6 +123,8 @@ def progress_line(m: BatchMetrics) -> str:
         parts.append("lag ? offsets" if behind is None else "lag 0 offsets")
     if m.seconds_behind is not None:
         parts.append(f"{m.seconds_behind:.1f} s behind the newest message")
+    if m.result.seconds:
+        parts.append(f"took {timing(m.result)}")
     return "; ".join(parts)
 
 

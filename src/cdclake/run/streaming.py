@@ -34,7 +34,7 @@ from pyspark.sql import functions as F
 
 from cdclake import sources
 from cdclake.apply.batch import quarantine
-from cdclake.apply.results import BatchResult, Txn
+from cdclake.apply.results import BatchResult, Laps, Txn
 from cdclake.apply.tables import Target
 from cdclake.config import ApplyConfig
 from cdclake.decode import KnownGroups
@@ -141,6 +141,7 @@ def process_batch(
     """
     spark = kafka.sparkSession
     started = now()
+    laps = Laps()  # the batch's wall time by step, from here to its record
     stats = _BatchStats(kafka, _limit(config))
     if config.fail_on_bad_input:  # a record over the limit stops the batch before any write
         _quarantine_oversize(kafka, config, app_id, batch_id, stats.computed()["big"])
@@ -150,9 +151,10 @@ def process_batch(
     # the rows each table holds are counted once, when the run ends (see run_kafka)
     result = apply_raw(
         raw, config, app_id, batch_id, stats.fitting, count_rows=False, known=known,
-        record_sources=False,
+        record_sources=False, laps=laps,
     )  # fmt: skip
     oversize, reasons = _quarantine_oversize(kafka, config, app_id, batch_id, stats.get()["big"])
+    laps.lap("quarantine")
     result.messages = stats.get()["n"]
     result.quarantined += oversize
     for reason, n in reasons.items():
@@ -171,6 +173,7 @@ def process_batch(
         newest_message_at=datetime.fromtimestamp(newest / 1000, UTC) if newest else None,
     )
     write_record(spark, Target(config.target, dict(config.table_map)), metrics, app_id)
+    laps.lap("record")
     return metrics
 
 

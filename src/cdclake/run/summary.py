@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from cdclake.apply.results import BatchResult
+from cdclake.apply.results import STEPS, TABLE_STEPS, BatchResult
 
 
 def summary_table(result: BatchResult, title: str = "cdclake apply") -> Table:
@@ -53,10 +53,30 @@ def reconciliation(result: BatchResult) -> str:
     return head + "; ".join(parts)
 
 
+def timing(result: BatchResult, shown: float = 0.05) -> str:
+    """The batch's wall time by step (:data:`cdclake.apply.results.STEPS`), with what its
+    tables' writes took of theirs, steps of under ``shown`` seconds left out: ``4.1 s: decode
+    2.0 s, tables 1.9 s (tombstones 0.2 s, write 1.5 s), record 0.1 s``; "" if not timed."""
+    if not result.seconds:
+        return ""
+    tables = result.table_seconds()
+    parts = []
+    for step in STEPS:
+        took = result.seconds.get(step, 0.0)
+        if took < shown:
+            continue
+        inner = [f"{s} {tables[s]:.1f} s" for s in TABLE_STEPS if tables.get(s, 0.0) >= shown]
+        more = f" ({', '.join(inner)})" if step == "tables" and inner else ""
+        parts.append(f"{step} {took:.1f} s{more}")
+    return f"{sum(result.seconds.values()):.1f} s: " + ", ".join(parts)
+
+
 def print_summary(result: BatchResult, console: Console | None = None) -> None:
     console = console or Console()
     console.print(summary_table(result))
     console.print(reconciliation(result))
+    if result.seconds:
+        console.print(f"time {timing(result)}", highlight=False)
     by_input = sorted(name for name, r in result.tables.items() if r.input_ordered)
     if by_input:
         names = ", ".join(by_input)
