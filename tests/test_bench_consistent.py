@@ -47,8 +47,8 @@ def test_the_headline_compares_consistent_mode_with_the_default_on_the_same_inpu
     rows = [
         row("stream-apply-txn", eps=400.0),
         row("stream-apply-consistent", eps=300.0),
-        row("stream-latency-txn", latency_p50_s=2.0, latency_p95_s=3.0),
-        row("stream-latency-consistent", latency_p50_s=4.0, latency_p95_s=6.5),
+        row("stream-latency-txn", latency_p50_s=2.0, latency_p95_s=3.0, latency_p99_s=3.5),
+        row("stream-latency-consistent", latency_p50_s=4.0, latency_p95_s=6.5, latency_p99_s=8.0),
     ]
     assert report.consistent_headline(rows) == {
         "consistent_eps": 300.0,
@@ -56,7 +56,9 @@ def test_the_headline_compares_consistent_mode_with_the_default_on_the_same_inpu
         "consistent_ratio": 0.75,
         "consistent_default_latency_p50_s": 2.0,
         "consistent_default_latency_p95_s": 3.0,
+        "consistent_default_latency_p99_s": 3.5,
         "consistent_latency_p50_s": 4.0,
         "consistent_latency_p95_s": 6.5,
+        "consistent_latency_p99_s": 8.0,
     }
     assert report.consistent_headline(rows[:0]) == {}
