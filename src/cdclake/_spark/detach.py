@@ -19,17 +19,18 @@ from __future__ import annotations
 from typing import Any
 
 from py4j.protocol import Py4JError
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 from cdclake.jvm import jclass
 
 
-def detached(df: DataFrame) -> DataFrame:
-    """``df``'s rows under a one-node plan (Spark Connect: ``df`` as it is).
+def detached(df: DataFrame, spark: SparkSession | None = None) -> DataFrame:
+    """``df``'s rows under a one-node plan (Spark Connect: ``df`` as it is), in ``spark`` (a
+    session sharing ``df``'s cache, e.g. a clone; None: ``df``'s own).
 
-    Call it on a DataFrame that is persisted and already computed, so that the scan reads the
-    cache. Column names and types are kept; refer to columns by name, not through ``df[...]``
-    objects made before.
+    Call it on a DataFrame that is persisted, so that the scan reads the cache (filled by the
+    first job that reads it, when it is not yet). Column names and types are kept; refer to
+    columns by name, not through ``df[...]`` objects made before.
     """
     if getattr(df, "_jdf", None) is None:  # Spark Connect
         return df
@@ -37,7 +38,7 @@ def detached(df: DataFrame) -> DataFrame:
     cached = jsession.sharedState().cacheManager().lookupCachedData(df._jdf)
     if cached.isDefined():
         try:
-            return _on_cache(df, cached.get().cachedRepresentation())
+            return _on_cache(df, cached.get().cachedRepresentation(), spark or df.sparkSession)
         except Py4JError:  # another Spark's internals: the rows under a one-node plan all the same
             pass
     jdf = df.select("*")._jdf
@@ -45,7 +46,7 @@ def detached(df: DataFrame) -> DataFrame:
     return DataFrame(jsession.internalCreateDataFrame(rows, jdf.schema(), False), df.sparkSession)
 
 
-def _on_cache(df: DataFrame, relation: Any) -> DataFrame:
+def _on_cache(df: DataFrame, relation: Any, spark: SparkSession) -> DataFrame:
     """A plan of ``relation`` (the cache's in-memory relation) alone.
 
     The relation is copied without its output ordering: a self-join gives one side new
@@ -57,5 +58,5 @@ def _on_cache(df: DataFrame, relation: Any) -> DataFrame:
     nil = getattr(jclass(jvm, "scala.collection.immutable.Nil$"), "MODULE$")
     leaf = relation.copy(relation.output(), relation.cacheBuilder(), nil)
     getattr(leaf, "statsOfPlanToCache_$eq")(relation.statsOfPlanToCache())
-    jdf = jclass(jvm, "org.apache.spark.sql.classic.Dataset").ofRows(df._jdf.sparkSession(), leaf)
-    return DataFrame(jdf, df.sparkSession)
+    jdf = jclass(jvm, "org.apache.spark.sql.classic.Dataset").ofRows(spark._jsparkSession, leaf)
+    return DataFrame(jdf, spark)

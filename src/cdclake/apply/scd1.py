@@ -30,6 +30,7 @@ from pyspark.sql.types import StructField, StructType, TimestampType
 
 from cdclake.apply import tables as tbl
 from cdclake.apply.results import TableResult, TableStats, Txn, timed
+from cdclake.apply.tombstones import newest_per_key, newest_tombstones
 from cdclake.model import LINEAGE_COL, OP_COL, POSITION_COL, SOURCE_TS_COL, Op
 from cdclake.names import needs_column_mapping
 from cdclake.target_layout import DELETED_AT
@@ -214,7 +215,9 @@ def record_tombstones(
     log (``deleted_at``: now, what ``cdclake maintain --tombstone-retention`` ages).
 
     The log is append-only: a key deleted again gets a second row, and readers take the newest
-    position per key (:func:`tombstone_positions`). An append is one write and one commit,
+    position per key (:func:`tombstone_positions`; a batch's MERGE joins the aggregate that
+    :func:`cdclake.apply.tombstones.newest_tombstones` keeps from batch to batch, reading only
+    the files appended since). An append is one write and one commit,
     where keeping one row per key took a MERGE (about ten Spark jobs) in every batch with a
     delete. ``at_most``: how many tombstones the batch can hold at most (None: unknown); up to
     :data:`TOMBSTONES_ON_DRIVER` the driver commits them itself.
@@ -351,12 +354,9 @@ def prune_tombstones(spark: SparkSession, path: str, table_path: str) -> int:
 
 
 def tombstone_positions(spark: SparkSession, path: str, keys: Sequence[str]) -> DataFrame:
-    """The newest delete position of each key in a tombstone log (``_t0.._tn``, ``_tomb``)."""
-    return (
-        tbl.log_rows(spark, path)
-        .groupBy(*[F.col(tbl.quote(k)).alias(f"_t{i}") for i, k in enumerate(keys)])
-        .agg(F.max(POSITION_COL).alias("_tomb"))
-    )
+    """The newest delete position of each key in a tombstone log (``_t0.._tn``, ``_tomb``),
+    read whole (a batch's MERGE reads what :func:`newest_tombstones` keeps)."""
+    return newest_per_key(tbl.log_rows(spark, path), keys)
 
 
 def apply_keyed(
@@ -445,7 +445,7 @@ def _with_tombstones(
     join: ``source`` has one row per key, so a key deleted here has no upsert to hold back."""
     if tomb_path is None:
         return source.withColumn("_tomb", F.lit(None).cast(source.schema["position"].dataType))
-    tomb_pos = tombstone_positions(spark, tomb_path, keys)
+    tomb_pos = newest_tombstones(spark, tomb_path, keys)
     cond = [F.col(f"_k{i}").eqNullSafe(F.col(f"_t{i}")) for i in range(len(keys))]
     return source.join(tomb_pos, on=_and(cond), how="left").drop(
         *[f"_t{i}" for i in range(len(keys))]
