@@ -304,7 +304,40 @@ def test_initial_load_is_one_commit_and_later_batches_merge_nulls(lake):
     table = DeltaTable.forPath(lake.spark, str(lake.root / T))
     commits = [(r["version"], r["operation"]) for r in table.history().collect()]
     assert commits == [(0, "CREATE TABLE AS SELECT")]
-    assert table.detail().first()["properties"]["cdclake.keyColumns"] == "id"
+    properties = table.detail().first()["properties"]
+    assert properties["cdclake.keyColumns"] == "id"
+    # what cdclake reads from the log on the driver (delta-rs) is what Spark's DESCRIBE says
+    from cdclake.apply.tables import set_properties, table_properties
+
+    set_properties(lake.spark, str(lake.root / T), {"delta.enableChangeDataFeed": "true"})
+    properties = table.detail().first()["properties"]
+    assert properties["delta.enableChangeDataFeed"] == "true"
+    assert table_properties(lake.spark, str(lake.root / T)) == dict(properties)
     assert all(f.nullable for f in lake.df(T).schema.fields)
     lake.apply([event("u", after={"id": 1, "name": None, "qty": 3}, lsn=20)])
     assert lake.rows(T) == [(1, None, 3), (2, "b", 2)]
+
+
+def test_a_table_with_no_rows_takes_its_next_rows_by_an_append_behind_its_tombstones(lake):
+    """A table its deletes emptied holds no file: its next batch appends the live rows (no
+    MERGE), and the tombstones of earlier batches still hold a late change back."""
+    from delta.tables import DeltaTable
+
+    lake.apply(
+        [
+            event("c", after={"id": 1, "name": "a", "qty": 1}, lsn=10),
+            event("d", before={"id": 1, "name": "a", "qty": 1}, lsn=30),
+        ]
+    )
+    assert lake.rows(T) == []
+    r = lake.apply(
+        [
+            event("u", after={"id": 1, "name": "late", "qty": 9}, lsn=20),
+            event("c", after={"id": 2, "name": "b", "qty": 2}, lsn=40),
+        ]
+    )
+    assert lake.rows(T) == [(2, "b", 2)]
+    t = r.tables[T]
+    assert (t.inserted, t.updated, t.deleted, t.ignored, t.rows_now) == (1, 0, 0, 1, 1)
+    history = DeltaTable.forPath(lake.spark, str(lake.root / T)).history(1).collect()
+    assert history[0]["operation"] == "WRITE"

@@ -52,6 +52,27 @@ def test_create_table_then_rows_then_add_column(lake):
     assert line == 6 and reason.startswith("DDL not parsed")
 
 
+def test_a_table_created_by_ddl_takes_its_first_rows_by_an_append_in_its_own_types(lake):
+    """Rows of a table a CREATE TABLE made (in an earlier batch here) are appended, not merged,
+    into the columns the statement declared; later changes merge."""
+    from delta.tables import DeltaTable
+
+    create = "CREATE TABLE `users` (`id` int NOT NULL, `name` varchar(20), PRIMARY KEY (`id`))"
+    lake.apply([ddl(create, "CREATE", 1_700_000_000_000)], format="canal")
+    first = [{"id": "1", "name": "ann"}, {"id": "2", "name": "bob"}]
+    r = lake.apply([row("INSERT", 1_700_000_001_000, first, V1)], format="canal")
+    assert r.tables["shop.users"].inserted == 2
+    lake.apply(
+        [row("UPDATE", 1_700_000_002_000, [{"id": "2", "name": "bo"}], V1)],
+        format="canal",
+    )
+    assert lake.rows("shop.users") == [(1, "ann"), (2, "bo")]
+    assert dict(lake.df("shop.users").dtypes)["id"] == "int"
+    table = DeltaTable.forPath(lake.spark, str(lake.root / "shop.users"))
+    operations = [r["operation"] for r in table.history().orderBy("version").collect()]
+    assert operations[0] == "CREATE TABLE" and operations[-2:] == ["WRITE", "MERGE"]
+
+
 def test_include_exclude_and_table_mapping(lake):
     lines = [
         row("INSERT", 1_700_000_001_000, [{"id": "1", "name": "a"}], V1, table="users"),

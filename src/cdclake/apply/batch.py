@@ -564,8 +564,10 @@ def apply_table(
         apply_history(spark, where, rows, row_struct, txn, result, history, defaults)
         return result
     create = tbl.Creation(full, props) if initial_load else None
+    # a table its CREATE TABLE made (in this batch or before) and no row since: nothing to match
+    empty = created or (bool(keys) and tbl.holds_no_files(spark, path))
     wrote = _apply_current(
-        spark, target, table, rows, row_struct, keys, txn, result, stats, created, create
+        spark, target, table, rows, row_struct, keys, txn, result, stats, empty, create
     )
     if initial_load and not wrote:  # no write created it: the table, empty
         tbl.sync_table(spark, path, full, props or None, defaults)

@@ -37,12 +37,20 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import (
+    ArrayType,
+    LongType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
 
 from cdclake import names, paths
 from cdclake.apply import tables as tbl
@@ -50,7 +58,7 @@ from cdclake.apply.keyless import KEYLESS_FIELDS
 from cdclake.apply.results import Txn
 from cdclake.formats import ddl as sql
 from cdclake.formats import mysql_types
-from cdclake.model import DEFAULTS_JSON_OPTIONS, POSITION_COL, POSITION_TYPE, Op
+from cdclake.model import DEFAULTS_JSON_OPTIONS, LINEAGE_TYPE, POSITION_COL, POSITION_TYPE, Op
 
 WIDENINGS = {
     ("byte", "short"),
@@ -398,33 +406,39 @@ def apply_ddl_records(env: DataFrame, target: tbl.Target, policy: DdlPolicy, txn
             rows.append(
                 (out.table or r["table"], r["detail"], out.action, out.outcome, out.reason, r)
             )
-    _record(spark, target, rows, txn)
+    _record(target, rows, txn)
     return DdlBatch(errors, applier.added_defaults, len(records))
 
 
-def _record(spark: SparkSession, target: tbl.Target, rows: list[Any], txn: Txn) -> None:
-    data = [
-        (
-            table,
-            statement,
-            action,
-            outcome,
-            reason,
-            list(r["position"] or []),
-            r["lineage"],
-            r["source_ts"],
-        )
+DDL_RECORD = StructType(
+    [
+        *[StructField(n, StringType()) for n in ("table", "statement", "action", "outcome")],
+        StructField("reason", StringType()),
+        StructField("position", ArrayType(LongType())),
+        StructField("lineage", LINEAGE_TYPE),
+        StructField("source_ts", TimestampType()),
+        StructField("recorded_at", TimestampType()),
+    ]
+)
+"""A row of ``_cdc_ddl``: a statement, what it did to which table, and where it came from."""
+
+
+def _record(target: tbl.Target, rows: list[Any], txn: Txn) -> None:
+    """The batch's statements appended to ``_cdc_ddl`` (a few rows: by the driver where it can,
+    :meth:`Txn.append_rows`)."""
+    now = datetime.now(UTC)
+    records = [
+        {
+            "table": table,
+            "statement": statement,
+            "action": action,
+            "outcome": outcome,
+            "reason": reason,
+            "position": list(r["position"] or []),
+            "lineage": r["lineage"].asDict(),
+            "source_ts": r["source_ts"],
+            "recorded_at": now,
+        }
         for table, statement, action, outcome, reason, r in rows
     ]
-    schema = (
-        "table STRING, statement STRING, action STRING, outcome STRING, reason STRING, "
-        "position ARRAY<BIGINT>, lineage STRUCT<source: STRING, partition: INT, offset: BIGINT>, "
-        "source_ts TIMESTAMP"
-    )
-    df = (  # a few statements: one file, not one per core
-        spark.createDataFrame(data, schema)
-        .coalesce(1)
-        .withColumn("recorded_at", F.current_timestamp())
-    )
-    with txn("ddl"):
-        df.write.format("delta").mode("append").save(target.system_path(tbl.DDL_TABLE))
+    txn.append_rows(records, DDL_RECORD, target.system_path(tbl.DDL_TABLE), "ddl")

@@ -459,8 +459,30 @@ def finish_backfill(spark: SparkSession, path: str, table: DeltaTable) -> None:
 
 
 def table_properties(spark: SparkSession, path: str) -> dict[str, str]:
+    """The properties of the Delta table at ``path``: from its log on the driver (delta-rs,
+    milliseconds) where the driver reads the path, else from ``DESCRIBE DETAIL`` (a Spark job)."""
+    from cdclake import delta_rs
+
+    if delta_rs.appends_here(spark, path):
+        try:
+            table = delta_rs.open_table(path)
+        except Exception:  # a protocol or a log delta-rs does not read: Spark's reader does
+            table = None
+        if table is not None:
+            return delta_rs.properties(table)
     detail = DeltaTable.forPath(spark, path).detail().select("properties").first()
     return dict(detail["properties"]) if detail and detail["properties"] else {}
+
+
+def holds_no_files(spark: SparkSession, path: str) -> bool:
+    """Whether the newest version of the Delta table at ``path`` has no data file (its log,
+    listed on the driver by delta-rs); False where the driver does not read the path."""
+    from cdclake import delta_rs
+
+    if not delta_rs.appends_here(spark, path):
+        return False
+    listing = delta_rs.live_files(path)
+    return listing is not None and not listing.paths
 
 
 def current_properties(spark: SparkSession, path: str) -> dict[str, str]:
