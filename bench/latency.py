@@ -32,6 +32,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from bench import data
+from bench.measure import delta_commits
 from bench.stream import (
     TABLE,
     _config,
@@ -386,7 +387,7 @@ class _BatchCounter:
         if self.group is not None:
             ids = set(self.tracker.getJobIdsForGroup(self.group))
             jobs, self.seen = len(ids - self.seen), self.seen | ids
-        commits = sum(1 for _ in self.lake.glob("**/_delta_log/*.json"))
+        commits = delta_commits(self.lake)
         self.by_batch[m.batch_id] = (jobs, commits - self.commits)
         self.commits = commits
 

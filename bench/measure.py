@@ -22,6 +22,11 @@ from pyspark.sql import DataFrame, SparkSession
 MB = 1024 * 1024
 
 
+def delta_commits(target: Path) -> int:
+    """The Delta commits of every table under ``target`` (their ``_delta_log/*.json``)."""
+    return sum(1 for _ in target.glob("**/_delta_log/*.json"))
+
+
 def _rss(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():

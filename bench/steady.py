@@ -61,6 +61,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.data import WIRE_FORMATS, Event, debezium_line, events, primary_keys
+from bench.measure import delta_commits
 from cdclake._spark import get_or_create
 from cdclake.apply.scd1 import prune_tombstones
 from cdclake.config import ApplyConfig
@@ -71,10 +72,6 @@ from cdclake.run.streaming import process_batch
 from cdclake.run.summary import timing
 from cdclake.sources import raw_from_lines
 from cdclake.target_layout import TOMBSTONES
-
-
-def _commits(target: Path) -> int:
-    return sum(1 for _ in target.glob("**/_delta_log/*.json"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -161,7 +158,7 @@ def main(argv: list[str] | None = None) -> None:
             )
         for b in range(batches):
             batch = lines[b * n : (b + 1) * n]
-            before = _commits(target)
+            before = delta_commits(target)
             spark.sparkContext.setJobGroup(f"steady-{b}", f"steady batch {b}")
             started = time.perf_counter()
             if args.kafka:
@@ -176,7 +173,7 @@ def main(argv: list[str] | None = None) -> None:
                 seconds.append(took)
                 steady.append(result)
             table.add_row(
-                str(b), f"{took:.2f}", str(jobs), str(_commits(target) - before),
+                str(b), f"{took:.2f}", str(jobs), str(delta_commits(target) - before),
                 "yes" if result.one_pass else "no", str(result.applied), str(result.pending),
                 *_steps(result),
             )  # fmt: skip
@@ -231,7 +228,7 @@ class _Recipe:
 
     def batch(self, b: int, lines: list[str]) -> None:
         spark = self._spark
-        before = _commits(self._target)
+        before = delta_commits(self._target)
         spark.sparkContext.setJobGroup(f"recipe-{b}", f"recipe batch {b}")
         started = time.perf_counter()
         values = spark.createDataFrame([(line,) for line in lines], "value string")
@@ -241,7 +238,9 @@ class _Recipe:
         if b >= 2:  # warm
             self.seconds.append(took)
         jobs = len(spark.sparkContext.statusTracker().getJobIdsForGroup(f"recipe-{b}"))
-        self.table.add_row(str(b), f"{took:.2f}", str(jobs), str(_commits(self._target) - before))
+        self.table.add_row(
+            str(b), f"{took:.2f}", str(jobs), str(delta_commits(self._target) - before)
+        )
 
 
 def in_transactions(lines: list[str], size: int) -> list[str]:
