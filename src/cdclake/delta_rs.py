@@ -84,6 +84,24 @@ def appends_here(spark: SparkSession, location: str) -> bool:
     return getattr(spark, "_jvm", None) is not None and is_local(location)
 
 
+def driver_files(spark: SparkSession, location: str) -> LiveFiles | None:
+    """:func:`live_files` where the driver reads ``location`` for ``spark``'s batches
+    (:func:`appends_here`), None elsewhere: then Spark reads the table, through Delta."""
+    return live_files(location) if appends_here(spark, location) else None
+
+
+def driver_table(spark: SparkSession, location: str) -> DeltaTable | None:
+    """The Delta table at ``location`` opened by delta-rs where the driver reads the path
+    (:func:`appends_here`); None elsewhere, when there is no table there, or when delta-rs cannot
+    read its log (a protocol it lacks): then Spark reads it."""
+    if not appends_here(spark, location):
+        return None
+    try:
+        return open_table(location)
+    except Exception:  # a protocol or a log delta-rs does not read: Spark's reader does
+        return None
+
+
 def newest_txn(table: DeltaTable, tag: str, user_key: str, reach: int) -> int | None:
     """The newest batch the idempotent write ``tag`` committed to ``table``: Delta's own
     ``txn`` of ``tag``, or a newer one named in the ``userMetadata`` of one of the ``reach``

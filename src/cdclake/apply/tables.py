@@ -358,7 +358,7 @@ def log_rows(spark: SparkSession, path: str) -> DataFrame:
     column mapping), Delta reads it."""
     from cdclake import delta_rs
 
-    files = delta_rs.live_files(path) if delta_rs.appends_here(spark, path) else None
+    files = delta_rs.driver_files(spark, path)
     if files is None:
         return pinned(spark, path)
     schema = StructType.fromJson(json.loads(files.schema_json))
@@ -463,13 +463,9 @@ def table_properties(spark: SparkSession, path: str) -> dict[str, str]:
     milliseconds) where the driver reads the path, else from ``DESCRIBE DETAIL`` (a Spark job)."""
     from cdclake import delta_rs
 
-    if delta_rs.appends_here(spark, path):
-        try:
-            table = delta_rs.open_table(path)
-        except Exception:  # a protocol or a log delta-rs does not read: Spark's reader does
-            table = None
-        if table is not None:
-            return delta_rs.properties(table)
+    table = delta_rs.driver_table(spark, path)
+    if table is not None:
+        return delta_rs.properties(table)
     detail = DeltaTable.forPath(spark, path).detail().select("properties").first()
     return dict(detail["properties"]) if detail and detail["properties"] else {}
 
@@ -479,9 +475,7 @@ def holds_no_files(spark: SparkSession, path: str) -> bool:
     listed on the driver by delta-rs); False where the driver does not read the path."""
     from cdclake import delta_rs
 
-    if not delta_rs.appends_here(spark, path):
-        return False
-    listing = delta_rs.live_files(path)
+    listing = delta_rs.driver_files(spark, path)
     return listing is not None and not listing.paths
 
 

@@ -60,10 +60,10 @@ _KEPT: OrderedDict[str, _Kept] = OrderedDict()
 _LOCK = threading.Lock()  # tables of one batch are applied from several threads
 
 
-def newest_per_key(rows: DataFrame, keys: Sequence[str]) -> DataFrame:
-    """The newest position of each key among tombstone ``rows`` (``_t0.._tn``, ``_tomb``)."""
+def newest_per_key(rows: DataFrame, keys: Sequence[str], position: str = POSITION_COL) -> DataFrame:
+    """The newest ``position`` of each key among tombstone ``rows`` (``_t0.._tn``, ``_tomb``)."""
     return rows.groupBy(*[F.col(tbl.quote(k)).alias(f"_t{i}") for i, k in enumerate(keys)]).agg(
-        F.max(POSITION_COL).alias("_tomb")
+        F.max(position).alias("_tomb")
     )
 
 
@@ -72,7 +72,7 @@ def newest_tombstones(spark: SparkSession, path: str, keys: Sequence[str]) -> Da
     ``_tomb``): from the aggregate kept since the previous batch where the log's files allow."""
     from cdclake import delta_rs
 
-    listing = delta_rs.live_files(path) if delta_rs.appends_here(spark, path) else None
+    listing = delta_rs.driver_files(spark, path)
     if listing is None:
         forget(path)
         return newest_per_key(tbl.pinned(spark, path), keys)
@@ -91,9 +91,7 @@ def newest_tombstones(spark: SparkSession, path: str, keys: Sequence[str]) -> Da
     if kept is not None and grows and kept.increments < REREAD_AFTER:
         new = spark.read.schema(schema).parquet(*sorted(files - kept.files))
         both = detached(kept.frame, spark).unionByName(newest_per_key(new, keys))
-        frame = both.groupBy(*[f"_t{i}" for i in range(len(keys))]).agg(
-            F.max("_tomb").alias("_tomb")
-        )
+        frame = newest_per_key(both, [f"_t{i}" for i in range(len(keys))], "_tomb")
         increments, released = kept.increments + 1, [kept.frame]
     else:
         rows = (
