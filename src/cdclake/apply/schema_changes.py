@@ -44,8 +44,6 @@ from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
-    ArrayType,
-    LongType,
     StringType,
     StructField,
     StructType,
@@ -414,7 +412,7 @@ DDL_RECORD = StructType(
     [
         *[StructField(n, StringType()) for n in ("table", "statement", "action", "outcome")],
         StructField("reason", StringType()),
-        StructField("position", ArrayType(LongType())),
+        StructField("position", POSITION_TYPE),
         StructField("lineage", LINEAGE_TYPE),
         StructField("source_ts", TimestampType()),
         StructField("recorded_at", TimestampType()),
@@ -435,7 +433,7 @@ def _record(target: tbl.Target, rows: list[Any], txn: Txn) -> None:
             "outcome": outcome,
             "reason": reason,
             "position": list(r["position"] or []),
-            "lineage": r["lineage"].asDict(),
+            "lineage": r["lineage"] and r["lineage"].asDict(),
             "source_ts": r["source_ts"],
             "recorded_at": now,
         }
