@@ -41,7 +41,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, Row, SparkSession
+from pyspark.sql import Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     StringType,
@@ -56,7 +56,7 @@ from cdclake.apply.keyless import KEYLESS_FIELDS
 from cdclake.apply.results import Txn
 from cdclake.formats import ddl as sql
 from cdclake.formats import mysql_types
-from cdclake.model import DEFAULTS_JSON_OPTIONS, LINEAGE_TYPE, POSITION_COL, POSITION_TYPE, Op
+from cdclake.model import DEFAULTS_JSON_OPTIONS, LINEAGE_TYPE, POSITION_COL, POSITION_TYPE
 
 WIDENINGS = {
     ("byte", "short"),
@@ -370,18 +370,13 @@ def _source_order(r: Row) -> tuple[Any, ...]:
     )
 
 
-def apply_ddl_records(env: DataFrame, target: tbl.Target, policy: DdlPolicy, txn: Txn) -> DdlBatch:
-    """Apply the batch's DDL records in source order.
-
-    DDL records are few (one per statement), so they are collected to the driver.
-    """
-    spark = env.sparkSession
-    records = sorted(  # on the driver: a sort in Spark would cost two more jobs for a few rows
-        env.filter((F.col("op") == Op.DDL) & F.col("error").isNull())
-        .select("table", "detail", "meta", "position", "seq", "lineage", "source_ts")
-        .collect(),
-        key=_source_order,
-    )
+def apply_ddl_records(
+    spark: SparkSession, ddl: list[Row], target: tbl.Target, policy: DdlPolicy, txn: Txn
+) -> DdlBatch:
+    """Apply the batch's DDL records (``ddl``, as :func:`cdclake.decode.scan` collected them:
+    few, one per statement) in source order."""
+    # sorted on the driver: a sort in Spark would cost two more jobs for a few rows
+    records = sorted(ddl, key=_source_order)
     if not records:
         return DdlBatch({}, {})
     applier = DdlApplier(spark, target, policy)

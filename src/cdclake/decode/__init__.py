@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial, reduce
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     ArrayType,
@@ -255,30 +255,77 @@ def configured_keys(env: DataFrame, options: DecodeOptions) -> DataFrame:
 
 def infer_types(env: DataFrame) -> dict[str, StructType]:
     """Per table, the Spark types of schemaless row images (one small aggregate)."""
-    image = F.coalesce(F.col("after_text"), F.col("before_text"))
+    rows = env.groupBy("table").agg(_inferred().alias("inferred")).collect()
+    spark = env.sparkSession
+    out = {r["table"]: _inferred_struct(spark, r["inferred"]) for r in rows}
+    return {table: struct for table, struct in out.items() if struct is not None}
+
+
+def _inferred(where: str = "true") -> Column:
+    """The aggregate of a schemaless image's types (of the rows ``where`` holds), as Spark's
+    ``OBJECT<...>`` text."""
+    image = "coalesce(after_text, before_text)"
+    return F.expr(f"schema_of_variant_agg(try_parse_json({image})) FILTER (WHERE {where})")
+
+
+def _inferred_struct(spark: SparkSession, ddl: str | None) -> StructType | None:
+    """The columns of :func:`_inferred`'s text (None: the images are not JSON objects)."""
+    if not ddl or not ddl.startswith("OBJECT<"):
+        return None
+    struct_ddl = "STRUCT<" + ddl[len("OBJECT<") :]
+    dtype = (
+        spark.sql(f"SELECT CAST(NULL AS {struct_ddl.replace('OBJECT<', 'STRUCT<')}) x")
+        .schema[0]
+        .dataType
+    )
+    assert isinstance(dtype, StructType)
+    return StructType([StructField(f.name, _widen_inferred(f.dataType)) for f in dtype.fields])
+
+
+_DDL_FIELDS = ("table", "detail", "meta", "position", "seq", "lineage", "source_ts")
+"""What :func:`cdclake.apply.schema_changes.apply_ddl_records` reads of a DDL record."""
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What the first pass over a batch's envelopes finds, in one small aggregate: the
+    ``(format, table, schema token)`` groups of its typable changes (with their rows' types
+    where the messages carry none), and its DDL records (few: one per statement), which the
+    DDL of the batch is applied from before its changes are typed."""
+
+    groups: list[Row]
+    ddl: list[Row]
+    inferred: dict[str, StructType] | None
+    """Per table, the types of its schemaless images (None: a table has them in two formats,
+    whose types :func:`infer_types` settles over both)."""
+
+
+def scan(env: DataFrame, learn_lanes: bool = False) -> Scan:
+    """One job over the envelopes (it fills their cache): the groups :func:`type_changes` types
+    and the DDL records, where three jobs found the DDL, the groups and the inferred types.
+    ``learn_lanes``: the groups carry the lanes their messages took (:func:`_lanes_seen`)."""
+    typable = _typable()
+    ddl = F.col("error").isNull() & (F.col("op") == Op.DDL)
     rows = (
-        env.select("table", image.alias("image"))
-        .groupBy("table")
-        .agg(F.expr("schema_of_variant_agg(try_parse_json(image))").alias("ddl"))
+        env.filter(typable | ddl)
+        .groupBy(_FORMAT, "table", "schema_token", typable.alias("_typable"))
+        .agg(
+            F.max(F.size("key_columns")).alias("keyed"),
+            F.count(F.lit(1)).alias("n"),
+            *([_lanes_seen()] if learn_lanes and LANE in env.columns else []),
+            _inferred("schema_token IS NULL").alias("inferred"),
+            F.collect_list(F.when(ddl, F.struct(*_DDL_FIELDS))).alias("ddl"),
+        )
         .collect()
     )
+    groups = [r for r in rows if r["_typable"]]
+    schemaless = [g for g in groups if g["schema_token"] is None]
     spark = env.sparkSession
-    out: dict[str, StructType] = {}
-    for r in rows:
-        ddl = r["ddl"]
-        if not ddl or not ddl.startswith("OBJECT<"):
-            continue
-        struct_ddl = "STRUCT<" + ddl[len("OBJECT<") :]
-        dtype = (
-            spark.sql(f"SELECT CAST(NULL AS {struct_ddl.replace('OBJECT<', 'STRUCT<')}) x")
-            .schema[0]
-            .dataType
-        )
-        assert isinstance(dtype, StructType)
-        out[r["table"]] = StructType(
-            [StructField(f.name, _widen_inferred(f.dataType)) for f in dtype.fields]
-        )
-    return out
+    inferred: dict[str, StructType] | None = None
+    if len({g["table"] for g in schemaless}) == len(schemaless):
+        found = {g["table"]: _inferred_struct(spark, g["inferred"]) for g in schemaless}
+        inferred = {table: struct for table, struct in found.items() if struct is not None}
+    return Scan(groups, [d for r in rows if not r["_typable"] for d in r["ddl"]], inferred)
 
 
 def _widen_inferred(t: DataType) -> DataType:
@@ -712,30 +759,21 @@ def type_changes(
     table_keys: TableKeys = _no_keys,
     known: KnownGroups | None = None,
     struct_images: bool = False,
+    scanned: Scan | None = None,
 ) -> DataFrame:
     """Envelopes -> canonical changes: type the row images, one small job to find schemas.
 
     ``known``: learns this batch's groups and their plans, for :func:`type_known` to type later
-    batches in one pass. ``struct_images``: as :func:`type_known`'s.
+    batches in one pass. ``struct_images``: as :func:`type_known`'s. ``scanned``: the
+    envelopes' :func:`scan`, when the caller made it (to apply the batch's DDL first).
     """
     options = options or DecodeOptions()
     typable, imageless = _typable(), _imageless()
-    groups = (
-        env.filter(typable)
-        .groupBy(_FORMAT, "table", "schema_token")
-        .agg(
-            F.max(F.size("key_columns")).alias("keyed"),
-            F.count(F.lit(1)).alias("n"),
-            *([_lanes_seen()] if known is not None and LANE in env.columns else []),
-        )
-        .collect()
-    )
-    groups.sort(key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""))
-    inferred = (
-        infer_types(env.filter(typable & F.col("schema_token").isNull()))
-        if any(g["schema_token"] is None for g in groups)
-        else {}
-    )
+    scanned = scanned or scan(env, learn_lanes=known is not None)
+    groups = sorted(scanned.groups, key=lambda g: (g[_FORMAT], g["table"], g["schema_token"] or ""))
+    inferred = scanned.inferred
+    if inferred is None:
+        inferred = infer_types(env.filter(typable & F.col("schema_token").isNull()))
     group_specs: list[list[ColumnSpec] | DecodeError] = []
     for g in groups:
         try:

@@ -32,6 +32,7 @@ from cdclake.decode import (
     mark_errors,
     one_pass_envelopes,
     release_detection,
+    scan,
     type_changes,
     type_known,
 )
@@ -169,7 +170,8 @@ class _BatchRun:
         )
         try:
             txn = Txn(spark, self.app_id, self.batch_id)
-            ddl = apply_ddl_records(env, target, config.ddl_policy(), txn)
+            scanned = scan(env, learn_lanes=known is not None)
+            ddl = apply_ddl_records(spark, scanned.ddl, target, config.ddl_policy(), txn)
             if known is not None and ddl.statements:
                 known.forget()  # the tables' types and keys may have changed
             changes = type_changes(
@@ -179,6 +181,8 @@ class _BatchRun:
                 lambda t: target.keys(spark, t),
                 known,
                 self.struct_images,
+                # the groups hold no DDL record, whose errors are all that marking sets
+                scanned,
             )
             release_detection(env)  # the DDL and typing jobs have read the envelopes
             changes = hand_over(changes, env)  # apply_changes frees them once it has its own
