@@ -27,6 +27,8 @@ from bench.measure import Measurement, repeat
 
 BENCH = Path(__file__).resolve().parent
 WARMUP_EVENTS = 2000
+SMOKE_WARMUP_EVENTS = 200
+"""The smoke run's warm-up (it checks no timing, only that every contender runs warmed up)."""
 console = Console(stderr=True)
 
 
@@ -264,7 +266,8 @@ class Bench:
         ``warmup`` (which the profile leaves out): the JVM loads its classes and compiles the
         hot paths of the JSON reader, Delta and the codegen before the first measurement, so
         that the contender measured first does not pay it for the others."""
-        sp, n, a = self.spark, WARMUP_EVENTS, self.args
+        sp, a = self.spark, self.args
+        n = SMOKE_WARMUP_EVENTS if a.smoke else WARMUP_EVENTS
         w = self.work / "warmup"
         jobs: list[Callable[[], object]] = []
         for fmt in fmts:

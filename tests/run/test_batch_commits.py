@@ -102,3 +102,26 @@ def test_a_steady_batch_commits_once_to_each_table_and_a_replay_commits_nothing(
         (1, 3, 3, 0),
         (2, 2, 2, 0),
     ]
+
+
+def test_an_empty_batch_is_recorded_with_no_message(spark: SparkSession, tmp_path: Path) -> None:
+    """A micro-batch without records (all its offsets transaction markers, say): Spark
+    completes the observation of its size with an empty row when the first action over it is
+    an aggregate (adaptive execution cuts an empty plan short), and the batch is still
+    recorded, with no message, then the next one applied."""
+    target = tmp_path / "lake"
+    config = ApplyConfig(
+        format="debezium",
+        target=str(target),
+        checkpoint=str(tmp_path / "chk"),
+        kafka_bootstrap="127.0.0.1:9",
+        topics=("t",),
+    )
+    known = KnownGroups()
+    empty = process_batch(source_rows(spark, [], "t", 0), 0, config, "app", known=known)
+    assert (empty.result.messages, empty.result.changes, empty.oversize) == (0, 0, 0)
+    lines = [dbz.event("c", after=_row(i, 10 + i), lsn=10 + i) for i in range(2)]
+    process_batch(source_rows(spark, lines, "t", 0), 1, config, "app", known=known)
+    sources = spark.read.format("delta").load(str(target / "_cdc_sources"))
+    records = sources.filter("kind = 'batch'").select("batch.*").orderBy("batch_id").collect()
+    assert [(r["batch_id"], r["messages"], r["applied"]) for r in records] == [(0, 0, 0), (1, 2, 2)]

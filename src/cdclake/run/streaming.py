@@ -202,12 +202,19 @@ class _BatchStats:
             deadline = time.monotonic() + self._WAIT_S
             while future is not None and not future.isCompleted() and time.monotonic() < deadline:
                 time.sleep(0.01)  # the metrics arrive with the action's end, on Spark's side
-            if future is not None and future.isCompleted():
+            if future is not None and future.isCompleted() and self._reported():
                 self._stats = self._observation.get
             else:
                 self.computed()
         assert self._stats is not None
         return self._stats
+
+    def _reported(self) -> bool:
+        """Whether the completed observation holds the numbers: Spark completes it with an empty
+        row when the first action that read the records did not run the part of the plan that
+        counts them (an aggregate over an empty batch, which adaptive execution cuts short)."""
+        jo = self._observation._jo
+        return jo is not None and bool(jo.getRow().size())
 
     def computed(self) -> dict[str, Any]:
         """The same numbers from an aggregate of their own."""
