@@ -28,6 +28,17 @@ def _commits(target: Path) -> Counter[str]:
     )
 
 
+def _config(tmp_path: Path) -> ApplyConfig:
+    """A query's settings into ``tmp_path/lake``; the batches are given, no broker is asked."""
+    return ApplyConfig(
+        format="debezium",
+        target=str(tmp_path / "lake"),
+        checkpoint=str(tmp_path / "chk"),
+        kafka_bootstrap="127.0.0.1:9",
+        topics=("t",),
+    )
+
+
 def _row(i: int, lsn: int) -> dict[str, object]:
     return {"id": i, "name": f"n{i}@{lsn}", "qty": lsn}
 
@@ -36,13 +47,7 @@ def test_a_steady_batch_commits_once_to_each_table_and_a_replay_commits_nothing(
     spark: SparkSession, tmp_path: Path
 ) -> None:
     target = tmp_path / "lake"
-    config = ApplyConfig(  # the query's settings; the batches are given, no broker is asked
-        format="debezium",
-        target=str(target),
-        checkpoint=str(tmp_path / "chk"),
-        kafka_bootstrap="127.0.0.1:9",
-        topics=("t",),
-    )
+    config = _config(tmp_path)
     known = KnownGroups()
     inserts = [dbz.event("c", after=_row(i, 10 + i), lsn=10 + i) for i in range(6)]
     updates_and_deletes = [
@@ -110,13 +115,7 @@ def test_an_empty_batch_is_recorded_with_no_message(spark: SparkSession, tmp_pat
     an aggregate (adaptive execution cuts an empty plan short), and the batch is still
     recorded, with no message, then the next one applied."""
     target = tmp_path / "lake"
-    config = ApplyConfig(
-        format="debezium",
-        target=str(target),
-        checkpoint=str(tmp_path / "chk"),
-        kafka_bootstrap="127.0.0.1:9",
-        topics=("t",),
-    )
+    config = _config(tmp_path)
     known = KnownGroups()
     empty = process_batch(source_rows(spark, [], "t", 0), 0, config, "app", known=known)
     assert (empty.result.messages, empty.result.changes, empty.oversize) == (0, 0, 0)
