@@ -22,7 +22,18 @@ SPARK_CONF_DIR = TESTS / "spark-conf"
 as subprocesses get them through ``SPARK_CONF_DIR``, or with the class-data archive of
 tests/jvm_archive.py through ``--properties-file`` (a test may point one elsewhere)."""
 os.environ.update(jvm_archive.environment())
-FULL_JIT = "-XX:+TieredCompilation -XX:+UseParallelGC"
+C2_LATER = (
+    "-XX:Tier4InvocationThreshold=15000 -XX:Tier4MinInvocationThreshold=1800 "
+    "-XX:Tier4CompileThreshold=45000 -XX:Tier4BackEdgeThreshold=120000"
+)
+"""C2 compiles a method after three times the JVM's default calls (C1's thresholds unchanged).
+The suite is bound by CPU, and a fifth of it was JIT compilation (C2 alone 537 of 4,011
+CPU-seconds in a full run): the session sees Spark's and Delta's planning code go by once per
+case, and C2 compiled 14,206 methods 26,817 times in 17 minutes of one session. Five apply
+modules in two sessions side by side (the suite's load), each pair alone on the machine:
+default against this, 406 and 382 CPU-seconds, 472 s wall both (C2 103 and 77 s); against ten
+times the defaults, 376 and 332 CPU-seconds, but 411 and 427 s wall (the slower code shows)."""
+FULL_JIT = f"-XX:+TieredCompilation -XX:+UseParallelGC {C2_LATER}"
 """The test session's JVM options: both JIT compilers, where its subprocesses' drivers have C1
 only (spark-defaults.conf), as it lives for the whole run; and the parallel collector instead of
 G1, whose concurrent marking and write barriers cost more than its short pauses save on tiny
