@@ -27,7 +27,7 @@ C2_LATER = (
     "-XX:Tier4CompileThreshold=45000 -XX:Tier4BackEdgeThreshold=120000"
 )
 """C2 compiles a method after three times the JVM's default calls (C1's thresholds unchanged).
-The suite is bound by CPU, and a fifth of it was JIT compilation (C2 alone 537 of 4,011
+The suite is bound by CPU, and a fifth of it was JIT compilation (C2 alone 537 of 3,906
 CPU-seconds in a full run): the session sees Spark's and Delta's planning code go by once per
 case, and C2 compiled 14,206 methods 26,817 times in 17 minutes of one session. Five apply
 modules in two sessions side by side (the suite's load), each pair alone on the machine:
