@@ -112,6 +112,40 @@ def test_truncate_closes_open_versions_and_drops_older_late_events(lake: Any) ->
     assert r.tables[T].changes == 2 and late.tables[T].ignored == 1
 
 
+def test_a_history_made_by_a_batch_with_a_truncate_and_replays_is_the_models(lake: Any) -> None:
+    """The batch that makes a history table reads no log (it holds nothing yet) and writes its
+    versions without a MERGE: a key change, a re-delivery and a truncate in that first batch give
+    the model's versions, as the same events do in two batches into an existing table."""
+    changes = [
+        Change("c", 10, after=row(1, "a", 1)),
+        Change("c", 20, after=row(2, "b", 2)),
+        Change("u", 25, before=row(2, "b", 2), after=row(4, "b", 2)),
+        Change("t", 30),
+        Change("c", 40, after=row(3, "c", 3)),
+    ]
+    # shuffled, the insert of 2 twice; in two batches, the truncate comes in the second
+    batches = [[changes[i] for i in (1, 0, 2)], [changes[i] for i in (4, 3, 1)]]
+    two = type(lake)(lake.spark, lake.root.parent / "two")
+    scd2(lake, [_line(c) for c in (*batches[1][:1], *batches[0], *batches[1][1:])])
+    for batch in batches:
+        scd2(two, [_line(c) for c in batch])
+
+    def model(parts: list[list[Change]]) -> list[tuple[Any, ...]]:
+        got = expected_history([[e for c in part for e in c.events()] for part in parts], COLUMNS)
+        return sorted((*values, start, end) for _, values, start, end in got)
+
+    want = [(1, "a", 1, 10, 30), (2, "b", 2, 20, 25), (3, "c", 3, 40, None), (4, "b", 2, 25, 30)]
+    assert model([batches[0] + batches[1]]) == model(batches) == want
+    assert history(lake) == want
+    assert history(two) == want
+
+
+def _line(c: Change) -> str:
+    if c.op == "t":
+        return event("t", lsn=c.pos, key=None)
+    return event(c.op, before=c.before, after=c.after, lsn=c.pos)
+
+
 def test_batches_read_the_truncate_watermark_from_the_logs_newest_commit(
     lake: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

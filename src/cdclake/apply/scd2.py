@@ -332,21 +332,32 @@ def apply_history(
         incoming = incoming.withColumn("_cdc_late", F.lit(False))
     held: list[DataFrame] = []
     touched = None
-    if table.narrow:  # the keys it touches, computed once for the log's scan and the rebuild
+    if table.narrow and not table.empty:  # the keys it touches, computed once for the log's
+        # scan and the rebuild (a new history's log holds nothing to scan)
         touched = incoming.filter(F.col(KIND_COL) != TRUNCATE).select(*_cols(keys)).distinct()
         touched = _held(touched, held)
         prior = _held(_of_keys(prior, touched, keys), held)
-    cached = _mark_fresh(incoming, prior, keys).persist(StorageLevel.MEMORY_AND_DISK)
+    seen = None if table.empty else prior
+    cached = _mark_fresh(incoming, seen, keys).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        change = F.struct(SEQ_COL, POSITION_COL)
-        counts = cached.agg(
-            F.count_distinct(change).alias("changes"),
-            F.count_distinct(F.when(F.col("_cdc_fresh"), change)).alias("fresh"),
-            F.max(F.col("_cdc_fresh") & (F.col(KIND_COL) == TRUNCATE)).alias("truncate"),
-            F.max(
-                F.when(F.col("_cdc_fresh") & (F.col(KIND_COL) == TRUNCATE), F.col(POSITION_COL))
-            ).alias("truncated"),
-        ).first()
+        # per change (its log rows: a key change has two), then over the changes: one shuffle,
+        # where two distinct counts expanded every row and shuffled twice
+        truncating = F.col("_cdc_fresh") & (F.col(KIND_COL) == TRUNCATE)
+        counts = (
+            cached.groupBy(SEQ_COL, POSITION_COL)
+            .agg(
+                F.bool_or("_cdc_fresh").alias("fresh"),
+                F.bool_or(truncating).alias("truncate"),
+                F.max(F.when(truncating, F.col(POSITION_COL))).alias("truncated"),
+            )
+            .agg(
+                F.count(F.lit(1)).alias("changes"),
+                F.count_if("fresh").alias("fresh"),
+                F.bool_or("truncate").alias("truncate"),
+                F.max("truncated").alias("truncated"),
+            )
+            .first()
+        )
         assert counts is not None
         # what follows joins the batch with itself and the log several times: one leaf per copy
         incoming = detached(cached)
@@ -433,11 +444,15 @@ def _watermark(
     return (None, None) if row is None else (row["before"], row["after"])
 
 
-def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> DataFrame:
+def _mark_fresh(incoming: DataFrame, prior: DataFrame | None, keys: Sequence[str]) -> DataFrame:
     """``_cdc_fresh``: the first delivery in this batch of an event the log does not hold yet
-    and that is not older than an earlier truncate (``_cdc_late``)."""
+    and that is not older than an earlier truncate (``_cdc_late``); ``prior`` None: the log
+    holds nothing (a new history)."""
     is_truncate = F.col(KIND_COL) == TRUNCATE
     w = Window.partitionBy(*_cols(keys), POSITION_COL, is_truncate).orderBy(SEQ_COL)
+    first = incoming.withColumn("_cdc_first", (F.row_number().over(w) == 1) & ~F.col("_cdc_late"))
+    if prior is None:
+        return first.withColumnRenamed("_cdc_first", "_cdc_fresh")
     seen = prior.select(
         *[F.col(tbl.quote(k)).alias(f"_cdc_p{i}") for i, k in enumerate(keys)],
         F.col(POSITION_COL).alias("_cdc_pp"),
@@ -447,7 +462,6 @@ def _mark_fresh(incoming: DataFrame, prior: DataFrame, keys: Sequence[str]) -> D
     same = (F.col(POSITION_COL) == F.col("_cdc_pp")) & (is_truncate == F.col("_cdc_pt"))
     for i, k in enumerate(keys):
         same = same & F.col(tbl.quote(k)).eqNullSafe(F.col(f"_cdc_p{i}"))
-    first = incoming.withColumn("_cdc_first", (F.row_number().over(w) == 1) & ~F.col("_cdc_late"))
     return (
         first.join(seen, same, "left")
         .withColumn("_cdc_fresh", F.col("_cdc_first") & F.col("_cdc_seen").isNull())
@@ -487,19 +501,29 @@ def _rebuild(
     rows = log.filter(F.col(KIND_COL) != TRUNCATE)
     source = rows if all_keys else incoming.filter(F.col(KIND_COL) != TRUNCATE)
     held: list[DataFrame] = []
-    if touched is None or all_keys:
-        touched = source.select(*_cols(keys)).distinct()
-        if broadcast_keys:  # computed once, not by each join that reads them
-            touched = _held(touched, held)
-    if broadcast_keys:  # and sent to its tasks
-        touched = F.broadcast(touched)
-    key_rows = rows.join(touched, _same_keys(rows, touched, keys), "left_semi")
-    closing = touched.crossJoin(F.broadcast(truncates))
+    # the log's rows are all of touched keys when they are all that the caller read of the log
+    # (``touched`` given), when every key is touched, or when the log is the batch's own (a new
+    # history); else the log is read whole, and its rows of the touched keys are picked
+    of_touched = touched is not None or all_keys or table.empty
+    if table.empty and not all_keys:
+        events = rows  # a new history without a truncate: nothing to close
+    else:
+        if touched is None or all_keys:
+            touched = source.select(*_cols(keys)).distinct()
+            if broadcast_keys:  # computed once, not by each join that reads them
+                touched = _held(touched, held)
+        if broadcast_keys:  # and sent to its tasks
+            touched = F.broadcast(touched)
+        if not of_touched:
+            rows = rows.join(touched, _same_keys(rows, touched, keys), "left_semi")
+        closing = touched.crossJoin(F.broadcast(truncates))
+        events = rows.unionByName(closing, allowMissingColumns=True)
     # one shuffle by key serves the windows of every step below (each partitions by the key,
     # the first by the key and more): without it, the first step shuffled on its own
-    events = key_rows.unionByName(closing, allowMissingColumns=True).repartition(*_cols(keys))
-    # stored events first: a re-delivery keeps the lineage the history already shows
-    events = _first_per_event(events, keys, F.col(LINEAGE_COL))
+    events = events.repartition(*_cols(keys))
+    if not table.empty:  # a new history's events are each the first of its own (``fresh``)
+        # stored events first: a re-delivery keeps the lineage the history already shows
+        events = _first_per_event(events, keys, F.col(LINEAGE_COL))
     events = _fill_unavailable(events, keys, columns)
     new = versions(events, keys, columns, tracked)
     try:
@@ -510,6 +534,7 @@ def _rebuild(
             return
         if broadcast_keys:  # the MERGE's source reads them twice (and the versions they replace)
             new = _held(new, held)
+        assert touched is not None  # set above for every table that is not new
         _replace(spark, table, new, touched, columns, txn, result)
     finally:
         for df in held:
