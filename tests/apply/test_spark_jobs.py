@@ -206,7 +206,7 @@ def test_a_history_batch_computes_its_keys_and_new_versions_once(
         "i36-history-new",
         lambda: apply_changes(read_changes(spark, [str(first)]), target, stored_as_scd_type=2),
     )
-    assert made <= 22
+    assert made <= 24  # 21 measured
     second = tmp_path / "second.jsonl"
     replay = _line(0, 2, 101)  # already in the history log: ignored
     second.write_text("\n".join([replay, _line(0, 3, 200), _line(5, 1, 201)]))
