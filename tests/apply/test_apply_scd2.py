@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from builders.dbz import INT32, INT64, STRING, event, fields, tombstone
-from scd2_model import COLUMNS, Change, Ev, expected_history, history_rows
+from scd2_model import COLUMNS, Change, Ev, debezium, expected_history, history_rows
 
 from cdclake.errors import ConfigError
 from cdclake.history import as_of, current
@@ -126,9 +126,9 @@ def test_a_history_made_by_a_batch_with_a_truncate_and_replays_is_the_models(lak
     # shuffled, the insert of 2 twice; in two batches, the truncate comes in the second
     batches = [[changes[i] for i in (1, 0, 2)], [changes[i] for i in (4, 3, 1)]]
     two = type(lake)(lake.spark, lake.root.parent / "two")
-    scd2(lake, [_line(c) for c in (*batches[1][:1], *batches[0], *batches[1][1:])])
+    scd2(lake, [ln for c in (*batches[1][:1], *batches[0], *batches[1][1:]) for ln in debezium(c)])
     for batch in batches:
-        scd2(two, [_line(c) for c in batch])
+        scd2(two, [ln for c in batch for ln in debezium(c)])
 
     def model(parts: list[list[Change]]) -> list[tuple[Any, ...]]:
         got = expected_history([[e for c in part for e in c.events()] for part in parts], COLUMNS)
@@ -138,12 +138,6 @@ def test_a_history_made_by_a_batch_with_a_truncate_and_replays_is_the_models(lak
     assert model([batches[0] + batches[1]]) == model(batches) == want
     assert history(lake) == want
     assert history(two) == want
-
-
-def _line(c: Change) -> str:
-    if c.op == "t":
-        return event("t", lsn=c.pos, key=None)
-    return event(c.op, before=c.before, after=c.after, lsn=c.pos)
 
 
 def test_batches_read_the_truncate_watermark_from_the_logs_newest_commit(
